@@ -1,0 +1,42 @@
+"""Every error Probe raises on purpose. Each message is one line a user can act on.
+
+The edges (CLI exit code, MCP ``isError``, TUI notification) turn these into text; anything
+that is *not* a ``ProbeError`` is a bug and is reported as such.
+"""
+from __future__ import annotations
+
+
+class ProbeError(Exception):
+    """Base class: a failure with a message meant for the user."""
+
+
+class ConfigError(ProbeError):
+    """The workspace configuration or an endpoint setting is unusable."""
+
+
+class WorkspaceNotFound(ProbeError):
+    """The root has no index yet (run `probe index`)."""
+
+
+class PathOutsideRoot(ProbeError):
+    """A path resolves (after symlinks) to somewhere outside the workspace root."""
+
+
+class InvalidRange(ProbeError):
+    """A requested line range does not fit the file."""
+
+
+class BackendUnavailable(ProbeError):
+    """The vector store or the embedder cannot be reached or opened."""
+
+
+class IndexLocked(BackendUnavailable):
+    """Another Probe process owns this workspace's embedded store."""
+
+
+class IndexConfigMismatch(ProbeError):
+    """The index was built with another embedding model or dimension than the current one."""
+
+
+class EmbeddingError(ProbeError):
+    """The embedder failed on a batch (bad response, timeout after retries)."""

@@ -1,0 +1,99 @@
+"""Typed values that cross module seams: chunks, scanned files, search results, progress."""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from typing import Literal
+
+ChunkKind = Literal["code", "doc", "config", "test"]
+
+
+def short_hash(text: str) -> str:
+    """16 hex chars of sha256: the chunk/file content identity stored in payloads and manifest."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One retrievable unit of a file. Lines are 1-based and inclusive."""
+
+    path: str  # posix, relative to the workspace root
+    start_line: int
+    end_line: int
+    text: str
+    language: str  # "python", "markdown", "text", ...
+    chunk_kind: ChunkKind
+    symbol: str | None = None  # "parse_args", "Router.Route"
+    symbol_kind: str | None = None  # function|method|class|struct|interface|header|section|block|lines
+    parent_symbol: str | None = None
+    is_fragment: bool = False  # a piece of a unit too large to keep whole
+
+    @property
+    def chunk_hash(self) -> str:
+        return short_hash(self.text)
+
+
+@dataclass(frozen=True, slots=True)
+class ScannedFile:
+    """A file the scanner decided to index."""
+
+    path: str  # posix, relative to root
+    size: int
+    mtime_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedFile:
+    """A file the scanner saw and left out, with the reason (binary, too_large, symlink_outside, ...)."""
+
+    path: str
+    reason: str
+
+
+@dataclass(slots=True)
+class IndexProgress:
+    """A snapshot of indexing progress; the CLI bar, the TUI dashboard and index_status read it."""
+
+    phase: str = "idle"  # idle|scanning|chunking|sparse|dense|done|error
+    files_scanned: int = 0
+    files_total: int = 0
+    chunks_indexed: int = 0  # lexically searchable (sparse vectors stored)
+    chunks_embedded: int = 0  # dense vectors stored
+    chunks_total: int = 0
+    files_failed: int = 0
+    message: str = ""
+
+
+@dataclass(slots=True)
+class SearchResult:
+    """One hit as agents and the CLI see it (DESIGN §5)."""
+
+    path: str
+    start_line: int
+    end_line: int
+    snippet: str
+    score: float
+    stale: bool
+    symbol: str | None
+    language: str | None
+    chunk_kind: str | None
+    signals: dict = field(default_factory=dict)  # dense_rank, bm25_rank, rerank_score?
+
+    @property
+    def source(self) -> str:
+        return f"{self.path}#L{self.start_line}-L{self.end_line}"
+
+    def to_dict(self) -> dict:
+        return {
+            "path": self.path,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "snippet": self.snippet,
+            "score": round(self.score, 6),
+            "stale": self.stale,
+            "source": self.source,
+            "symbol": self.symbol,
+            "language": self.language,
+            "chunk_kind": self.chunk_kind,
+            "signals": self.signals,
+        }
