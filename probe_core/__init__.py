@@ -1,0 +1,32 @@
+"""Probe's engine: index a repository and answer hybrid searches over it.
+
+The CLI, the terminal app and the MCP server are thin faces over these entry points. Imports are
+lazy so that a face starts fast (an MCP ``initialize`` must not wait for onnxruntime).
+"""
+from __future__ import annotations
+
+import importlib
+
+_EXPORTS = {
+    "PRESETS": "config",
+    "WorkspaceConfig": "config",
+    "init_workspace": "config",
+    "ProbeError": "errors",
+    "IndexReport": "indexing.indexer",
+    "index_workspace": "indexing.indexer",
+    "index_status": "indexing.status",
+    "IndexProgress": "records",
+    "SearchResult": "records",
+    "SearchFilters": "retrieval.search",
+    "SearchResponse": "retrieval.search",
+    "search": "retrieval.search",
+    "Workspace": "workspace",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module 'probe_core' has no attribute {name!r}")

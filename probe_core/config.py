@@ -1,0 +1,151 @@
+"""Configuration in one place: ``.probe/config.json``, then environment, then flags.
+
+Environment: ``PROBE_PRESET``, ``QDRANT_URL`` / ``QDRANT_API_KEY`` (a Qdrant server instead of the
+embedded Qdrant Edge shard), ``TEI_EMBED_URL`` / ``TEI_API_KEY`` (a TEI embedder instead of the
+in-process model), ``RERANKER_URL``, ``PROBE_MAX_FILE_BYTES``.
+"""
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+
+from .errors import ConfigError
+
+PROBE_DIR = ".probe"
+CONFIG_FILE = "config.json"
+
+
+@dataclass(frozen=True, slots=True)
+class Preset:
+    name: str
+    embedding_model: str
+    dimensions: int | None  # None: whatever the in-process model gives
+    reranker_model: str | None
+    description: str
+
+
+PRESETS: dict[str, Preset] = {
+    p.name: p
+    for p in (
+        Preset("embedded", "builtin", None, None,
+               "CPU, no Docker: Qdrant Edge in-process + the packaged ONNX embedder"),
+        Preset("lite", "Qwen/Qwen3-Embedding-0.6B", 1024, None, "TEI on a small GPU (≥ 4 GB)"),
+        Preset("balanced", "Qwen/Qwen3-Embedding-4B", 2560, "Qwen/Qwen3-Reranker-0.6B",
+               "TEI + reranker on a mid GPU (≥ 16 GB)"),
+        Preset("pro", "Qwen/Qwen3-Embedding-8B", 4096, "zeroentropy/zerank-2",
+               "TEI + reranker on a large GPU (≥ 32 GB)"),
+    )
+}
+
+
+@dataclass(slots=True)
+class WorkspaceConfig:
+    """What ``.probe/config.json`` holds. Unknown keys in the file are kept on rewrite."""
+
+    workspace_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    preset: str = "embedded"
+    created_at: float = field(default_factory=time.time)
+    qdrant_url: str | None = None
+    qdrant_api_key: str | None = None
+    tei_url: str | None = None
+    tei_api_key: str | None = None
+    reranker_url: str | None = None
+    max_file_bytes: int = 1_000_000
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def preset_spec(self) -> Preset:
+        try:
+            return PRESETS[self.preset]
+        except KeyError:
+            raise ConfigError(f"unknown preset {self.preset!r}; choose one of {', '.join(PRESETS)}") from None
+
+    def to_json(self) -> dict:
+        data = asdict(self)
+        extra = data.pop("extra")
+        return {**extra, **data}
+
+    @classmethod
+    def from_json(cls, data: dict) -> "WorkspaceConfig":
+        known = {f.name for f in fields(cls)} - {"extra"}
+        cfg = cls(**{k: v for k, v in data.items() if k in known})
+        cfg.extra = {k: v for k, v in data.items() if k not in known}
+        return cfg
+
+    def with_env(self, env: dict[str, str] | None = None) -> "WorkspaceConfig":
+        """Overlay environment settings (they win over the file)."""
+        env = os.environ if env is None else env
+        mapping = {"PROBE_PRESET": "preset", "QDRANT_URL": "qdrant_url", "QDRANT_API_KEY": "qdrant_api_key",
+                   "TEI_EMBED_URL": "tei_url", "TEI_API_KEY": "tei_api_key", "RERANKER_URL": "reranker_url"}
+        for var, attr in mapping.items():
+            if env.get(var):
+                setattr(self, attr, env[var])
+        if env.get("PROBE_MAX_FILE_BYTES"):
+            try:
+                self.max_file_bytes = int(env["PROBE_MAX_FILE_BYTES"])
+            except ValueError:
+                raise ConfigError("PROBE_MAX_FILE_BYTES must be an integer number of bytes") from None
+        self.preset_spec  # validate
+        return self
+
+
+def config_path(root: Path) -> Path:
+    return Path(root) / PROBE_DIR / CONFIG_FILE
+
+
+def load_config(root: Path) -> WorkspaceConfig | None:
+    """The workspace's config, or None when ``probe init`` never ran there."""
+    path = config_path(root)
+    if not path.exists():
+        return None
+    try:
+        return WorkspaceConfig.from_json(json.loads(path.read_text("utf-8")))
+    except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"{path} is not valid Probe config ({exc}); fix or delete it") from exc
+
+
+def save_config(root: Path, cfg: WorkspaceConfig) -> Path:
+    path = config_path(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(cfg.to_json(), indent=2, sort_keys=True) + "\n", "utf-8")
+    os.replace(tmp, path)
+    return path
+
+
+def ensure_gitignored(root: Path) -> bool:
+    """Add ``.probe/`` to the root's .gitignore when the root is a git repo. True if written."""
+    root = Path(root)
+    if not (root / ".git").exists():
+        return False
+    gi = root / ".gitignore"
+    existing = gi.read_text("utf-8", errors="replace") if gi.exists() else ""
+    lines = {ln.strip() for ln in existing.splitlines()}
+    if {".probe", ".probe/", "/.probe", "/.probe/"} & lines:
+        return False
+    sep = "" if not existing or existing.endswith("\n") else "\n"
+    gi.write_text(existing + sep + ".probe/\n", "utf-8")
+    return True
+
+
+def init_workspace(root: Path, preset: str | None = None) -> tuple[WorkspaceConfig, bool]:
+    """Create (or keep) ``.probe/config.json``. Returns (config, created)."""
+    root = Path(root)
+    if not root.is_dir():
+        raise ConfigError(f"{root} is not a directory")
+    cfg = load_config(root)
+    created = cfg is None
+    if cfg is None:
+        cfg = WorkspaceConfig()
+    if preset is not None:
+        if preset not in PRESETS:
+            raise ConfigError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
+        cfg.preset = preset
+    if created or preset is not None:
+        save_config(root, cfg)
+    ensure_gitignored(root)
+    return cfg, created

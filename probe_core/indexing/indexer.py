@@ -1,0 +1,315 @@
+"""Incremental indexing: scan → skip unchanged → chunk → sparse points → dense fill-in.
+
+Lexical search must not wait for a CPU transformer, so indexing runs in two phases: every changed
+file's chunks are stored with their BM25 sparse vectors first (searchable within seconds), and
+dense vectors are attached afterwards in batches from the manifest's ``pending_dense`` queue,
+which survives restarts (resumable).
+
+Crash safety: ``index_dirty`` is set in the manifest before the first store write of a run and
+cleared after the last. A run that finds it set (the previous one was killed) first reconciles
+the store against the manifest: points the manifest does not list are deleted, files whose points
+are missing are redone. Per file the order is delete points → upsert points → commit the manifest
+row, and point ids are deterministic, so redoing a file can never duplicate it.
+"""
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import sparse
+from ..chunking import chunk_file, chunk_kind_for, language_for_path
+from ..errors import EmbeddingError, IndexConfigMismatch, ProbeError
+from ..records import Chunk, IndexProgress, ScannedFile
+from ..scan import read_text, scan_files
+from ..storage.manifest import ChunkRow, FileRow
+from ..storage.protocol import StoreFilter, StorePoint
+from ..workspace import Workspace, point_id
+
+log = logging.getLogger("probe.index")
+
+ProgressCallback = Callable[[IndexProgress], None]
+DENSE_BATCH = 32
+
+
+@dataclass(slots=True)
+class IndexReport:
+    files_seen: int = 0
+    files_indexed: int = 0
+    files_unchanged: int = 0
+    files_deleted: int = 0
+    files_failed: int = 0
+    files_skipped: int = 0  # binary, too large, outside root
+    chunks_indexed: int = 0
+    chunks_embedded: int = 0
+    generation: int = 0
+    reconciled: dict = field(default_factory=dict)
+    seconds: float = 0.0
+    errors: list[tuple[str, str]] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {k: getattr(self, k) for k in self.__slots__}
+
+
+def _noop(_: IndexProgress) -> None:
+    return None
+
+
+def check_identity(ws: Workspace, *, adopt: bool) -> tuple[str, int]:
+    """Compare the index's embedding identity with the current embedder.
+
+    ``adopt``: record the identity when the index has none yet (first index).
+    Raises ``IndexConfigMismatch`` when they differ.
+    """
+    emb = ws.embedder
+    have_model = ws.manifest.get_meta("embedding_model_id")
+    have_dims = ws.manifest.get_meta("embedding_dimensions")
+    if have_model is None:
+        if adopt:
+            ws.manifest.set_meta("embedding_model_id", emb.model_id)
+            ws.manifest.set_meta("embedding_dimensions", str(emb.dimensions))
+            ws.manifest.set_meta("preset", ws.config.preset)
+        return emb.model_id, emb.dimensions
+    if have_model != emb.model_id or int(have_dims or 0) != emb.dimensions:
+        raise IndexConfigMismatch(
+            f"the index was built with {have_model} ({have_dims}-d) but the current embedder is "
+            f"{emb.model_id} ({emb.dimensions}-d); run `probe index --rebuild` to re-embed")
+    return have_model, int(have_dims)
+
+
+def rebuild(ws: Workspace) -> None:
+    """Drop every point and manifest row of this workspace (used by ``--rebuild``)."""
+    with ws.write_lock:
+        if "store" in ws.__dict__:
+            ws.store.close()
+            del ws.__dict__["store"]
+        if not ws.config.qdrant_url:
+            import shutil
+
+            shutil.rmtree(ws.probe_dir / "store" / ws.collection, ignore_errors=True)
+        else:
+            ws.store.ensure_collection(ws.embedder.dimensions)
+            ids = list(ws.store.all_ids(StoreFilter(workspace_id=ws.workspace_id)))
+            for start in range(0, len(ids), 500):
+                ws.store.delete_ids(ids[start:start + 500])
+        ws.manifest.clear()
+        ws.touch()
+
+
+def reconcile(ws: Workspace) -> dict:
+    """Make the store hold exactly the points the manifest lists (after an unclean stop)."""
+    store_ids = ws.store.all_ids(StoreFilter(workspace_id=ws.workspace_id))
+    manifest_ids = ws.manifest.chunk_ids()
+    orphans = [i for i in store_ids if i not in manifest_ids]
+    missing_files = sorted({p for i, p in manifest_ids.items() if i not in store_ids})
+    for start in range(0, len(orphans), 500):
+        ws.store.delete_ids(orphans[start:start + 500])
+    for path in missing_files:
+        ws.manifest.forget_file_version(path)
+    if orphans or missing_files:
+        log.warning("reconciled index: removed %d orphan points, redoing %d files", len(orphans), len(missing_files))
+    return {"orphans_removed": len(orphans), "files_redone": len(missing_files)}
+
+
+def _payload(ws: Workspace, c: Chunk, file_hash: str, branch: str, now: float) -> dict:
+    return {
+        "workspace_id": ws.workspace_id,
+        "repo_id": ws.workspace_id,
+        "project_id": ws.project_id,
+        "branch": branch,
+        "file_path": c.path,
+        "file_hash": file_hash,
+        "chunk_hash": c.chunk_hash,
+        "start_line": c.start_line,
+        "end_line": c.end_line,
+        "language": c.language,
+        "chunk_kind": c.chunk_kind,
+        "symbol": c.symbol,
+        "symbol_kind": c.symbol_kind,
+        "parent_symbol": c.parent_symbol,
+        "is_fragment": c.is_fragment,
+        "indexed_at": now,
+    }
+
+
+def _dedupe(chunks: list[Chunk]) -> list[Chunk]:
+    """One chunk per (start, end): the point id is derived from the range."""
+    seen: set[tuple[int, int]] = set()
+    out = []
+    for c in chunks:
+        if (c.start_line, c.end_line) not in seen:
+            seen.add((c.start_line, c.end_line))
+            out.append(c)
+    return out
+
+
+def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense: bool = True,
+                    paths: list[str] | None = None) -> IndexReport:
+    """Bring the index up to date with the files under ``ws.root``.
+
+    ``dense=False`` stops after the lexical phase (dense vectors stay queued).
+    ``paths`` limits the scan to those files (the watcher's incremental path); deletions are then
+    detected only among them.
+    """
+    t0 = time.perf_counter()
+    report = IndexReport()
+    state = IndexProgress(phase="scanning")
+    progress(state)
+    with ws.write_lock:
+        man, store = ws.manifest, ws.store
+        check_identity(ws, adopt=True)
+        store.ensure_collection(ws.embedder.dimensions)
+        if man.get_meta("index_dirty") == "1":
+            report.reconciled = reconcile(ws)
+        man.set_meta("index_dirty", "1")
+
+        scan = scan_files(ws.root, max_file_bytes=ws.config.max_file_bytes)
+        report.files_skipped = len(scan.skipped)
+        scanned = scan.files
+        if paths is not None:
+            wanted = set(paths)
+            scanned = [f for f in scanned if f.path in wanted]
+        known = man.files()
+        report.files_seen = len(scanned)
+        state.files_total = len(scanned)
+        state.phase = "chunking"
+        progress(state)
+
+        # 1. decide what changed, chunk it
+        work: list[tuple[ScannedFile, str, list[Chunk]]] = []
+        for f in scanned:
+            state.files_scanned += 1
+            row = known.get(f.path)
+            if row is not None and row.mtime_ns == f.mtime_ns and row.size == f.size:
+                report.files_unchanged += 1
+                continue
+            try:
+                text = read_text(ws.root, f.path)
+            except (OSError, ProbeError) as exc:  # vanished or unreadable between scan and read
+                report.errors.append((f.path, str(exc)))
+                continue
+            file_hash = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            if row is not None and row.file_hash == file_hash and not row.last_error:
+                with man.transaction() as db:  # content unchanged, only touched
+                    db.execute("UPDATE files SET mtime_ns=?, size=? WHERE path=?", (f.mtime_ns, f.size, f.path))
+                report.files_unchanged += 1
+                continue
+            try:
+                chunks = _dedupe(chunk_file(f.path, text))
+            except Exception as exc:  # a chunker bug must not stop the whole index
+                log.exception("chunking %s failed", f.path)
+                man.mark_error(f.path, f.mtime_ns, f.size, f"chunking failed: {exc}")
+                report.files_failed += 1
+                continue
+            work.append((f, file_hash, chunks))
+            if state.files_scanned % 200 == 0:
+                progress(state)
+
+        # 2. deletions
+        present = {f.path for f in scanned}
+        candidates = known.keys() if paths is None else (set(paths) & known.keys())
+        for path in sorted(set(candidates) - present):
+            store.delete_file(ws.workspace_id, path)
+            man.remove_file(path)
+            report.files_deleted += 1
+
+        # 3. lexical phase: sparse points for every changed file
+        avg = man.get_meta("bm25_avg_len")
+        if avg is None:
+            avg_len = sparse.estimate_avg_len([c.text for _, _, cs in work for c in cs])
+            man.set_meta("bm25_avg_len", f"{avg_len:.2f}")
+        else:
+            avg_len = float(avg)
+        state.phase = "sparse"
+        state.chunks_total = sum(len(cs) for _, _, cs in work) + man.counts()["chunks"]
+        progress(state)
+        branch = ws.branch
+        for f, file_hash, chunks in work:
+            now = time.time()
+            if f.path in known:
+                store.delete_file(ws.workspace_id, f.path)
+            ids = [point_id(ws.workspace_id, f.path, c.start_line, c.end_line) for c in chunks]
+            store.upsert([
+                StorePoint(id=i, sparse=sparse.embed_document(c.text, avg_len), payload=_payload(ws, c, file_hash, branch, now))
+                for i, c in zip(ids, chunks)
+            ])
+            language = language_for_path(f.path)
+            man.replace_file(
+                FileRow(f.path, f.mtime_ns, f.size, file_hash, None), language,
+                chunk_kind_for(f.path, language),
+                [ChunkRow(i, f.path, k, c.start_line, c.end_line, c.chunk_hash, c.symbol, c.symbol_kind,
+                          c.parent_symbol, c.is_fragment) for k, (i, c) in enumerate(zip(ids, chunks))],
+                [c.text for c in chunks],
+            )
+            report.files_indexed += 1
+            report.chunks_indexed += len(chunks)
+            state.chunks_indexed += len(chunks)
+        ws.touch()
+        counts = man.counts()
+        state.chunks_indexed = counts["chunks"]
+        state.chunks_embedded = counts["chunks_dense"]
+        state.chunks_total = counts["chunks"]
+        progress(state)
+
+        # 4. dense phase (resumable: the queue lives in the manifest)
+        if dense:
+            state.phase = "dense"
+            progress(state)
+            report.chunks_embedded = fill_dense(ws, progress=progress, state=state)
+        store.flush()
+        man.set_meta("index_dirty", "0")
+        report.generation = man.bump_generation()
+        ws.touch()
+        report.files_failed = man.counts()["files_failed"]
+        report.errors.extend(e for e in man.errors() if e not in report.errors)
+    state.phase = "done"
+    progress(state)
+    report.seconds = time.perf_counter() - t0
+    return report
+
+
+def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: IndexProgress | None = None,
+               batch: int = DENSE_BATCH, should_stop: Callable[[], bool] = lambda: False) -> int:
+    """Embed queued chunks and attach their dense vectors. Returns how many were embedded."""
+    man, store, emb = ws.manifest, ws.store, ws.embedder
+    state = state or IndexProgress(phase="dense")
+    done = 0
+    while not should_stop():
+        with ws.write_lock:
+            rows = man.pending_dense(batch)
+            if not rows:
+                break
+            ids = [r[0] for r in rows]
+            texts = [r[2] for r in rows]
+            try:
+                vectors = emb.embed_documents(texts)
+            except EmbeddingError:
+                vectors = _embed_one_by_one(ws, rows)
+                keep = [k for k, v in enumerate(vectors) if v is not None]
+                ids = [ids[k] for k in keep]
+                vectors = np.stack([vectors[k] for k in keep]) if keep else np.zeros((0, emb.dimensions))
+            store.set_dense(ids, vectors)
+            man.mark_dense_done(ids)
+            ws.touch()
+        done += len(ids)
+        state.chunks_embedded += len(ids)
+        progress(state)
+    return done
+
+
+def _embed_one_by_one(ws: Workspace, rows: list[tuple[str, str, str]]) -> list[np.ndarray | None]:
+    """Isolate the chunk(s) an embedder refuses; mark their files and drop them from the queue."""
+    out: list[np.ndarray | None] = []
+    for pid, path, text in rows:
+        try:
+            out.append(ws.embedder.embed_documents([text])[0])
+        except EmbeddingError as exc:
+            out.append(None)
+            with ws.manifest.transaction() as db:
+                db.execute("DELETE FROM pending_dense WHERE point_id=?", (pid,))
+                db.execute("UPDATE files SET last_error=? WHERE path=?", (f"embedding failed: {exc}"[:500], path))
+    return out

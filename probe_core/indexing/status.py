@@ -1,0 +1,52 @@
+"""What ``probe status`` and the MCP ``index_status`` tool report."""
+from __future__ import annotations
+
+import time
+
+from ..errors import IndexConfigMismatch, ProbeError
+from ..workspace import Workspace
+
+
+def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
+    """Counts, identity, generation and health of the workspace's index (never raises)."""
+    man = ws.manifest
+    counts = man.counts()
+    last_scan = man.get_meta("last_scan_at")
+    out: dict = {
+        "root": str(ws.root),
+        "workspace_id": ws.workspace_id,
+        "preset": ws.config.preset,
+        "store": ws.config.qdrant_url or f"qdrant-edge:{ws.probe_dir / 'store' / ws.collection}",
+        "collection": ws.collection,
+        "embedding_model_id": man.get_meta("embedding_model_id"),
+        "embedding_dimensions": int(man.get_meta("embedding_dimensions") or 0) or None,
+        "index_generation": man.generation,
+        "files_indexed": counts["files"],
+        "files_failed": counts["files_failed"],
+        "chunks_indexed": counts["chunks"],
+        "chunks_embedded": counts["chunks_dense"],
+        "dense_coverage": round(counts["chunks_dense"] / counts["chunks"], 4) if counts["chunks"] else 0.0,
+        "last_scan_at": float(last_scan) if last_scan else None,
+        "seconds_since_scan": round(time.time() - float(last_scan), 1) if last_scan else None,
+        "interrupted_run": man.get_meta("index_dirty") == "1",
+        "index_config_mismatch": False,
+        "backend_reachable": None,
+        "last_errors": [{"path": p, "error": e} for p, e in man.errors(limit=10)],
+    }
+    if probe_backend and man.get_meta("embedding_model_id"):
+        try:
+            from .indexer import check_identity
+
+            check_identity(ws, adopt=False)
+        except IndexConfigMismatch as exc:
+            out["index_config_mismatch"] = True
+            out["last_error"] = str(exc)
+        except ProbeError as exc:
+            out["last_error"] = str(exc)
+        try:
+            out["points_in_store"] = ws.store.count()
+            out["backend_reachable"] = True
+        except ProbeError as exc:
+            out["backend_reachable"] = False
+            out["last_error"] = str(exc)
+    return out

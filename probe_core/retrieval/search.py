@@ -1,0 +1,206 @@
+"""Hybrid search: dense + BM25 prefetch → RRF in the store → merge → expand → snippets from disk."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from dataclasses import dataclass, field
+
+import pathspec
+
+from .. import sparse
+from ..errors import ConfigError, ProbeError
+from ..records import SearchResult
+from ..storage.protocol import HybridQuery, StoreFilter, StoreHit
+from ..workspace import Workspace
+from .cache import LruCache
+from .snippets import FileLines
+
+MERGE_GAP = 20  # hits in one file closer than this many lines become one range
+MAX_MERGED_SPAN = 160  # ...as long as the merged range stays readable
+EXPAND_TOP = 5  # the top hits get their tiny neighbours folded in
+TINY_CHUNK = 6
+MODES = ("fast", "quality", "auto")
+FILTER_KEYS = ("languages", "chunk_kinds", "include_globs", "exclude_globs", "branch")
+
+_cache = LruCache(512)
+
+
+@dataclass(slots=True)
+class SearchFilters:
+    languages: list[str] | None = None
+    chunk_kinds: list[str] | None = None
+    include_globs: list[str] | None = None
+    exclude_globs: list[str] | None = None
+    branch: str | None = None
+
+    @classmethod
+    def from_dict(cls, data: dict | None) -> "SearchFilters":
+        if not data:
+            return cls()
+        if not isinstance(data, dict):
+            raise ConfigError("filters must be an object with keys: " + ", ".join(FILTER_KEYS))
+        unknown = set(data) - set(FILTER_KEYS)
+        if unknown:
+            raise ConfigError(f"unknown filter key(s) {sorted(unknown)}; allowed: {', '.join(FILTER_KEYS)}")
+        out = cls()
+        for key in FILTER_KEYS:
+            val = data.get(key)
+            if val is None:
+                continue
+            if key == "branch":
+                if not isinstance(val, str):
+                    raise ConfigError("filters.branch must be a string")
+            elif not (isinstance(val, list) and all(isinstance(x, str) for x in val)):
+                raise ConfigError(f"filters.{key} must be a list of strings")
+            setattr(out, key, val)
+        return out
+
+
+@dataclass(slots=True)
+class SearchResponse:
+    results: list[SearchResult]
+    status: str  # healthy | uncertain | degraded
+    message: str | None = None
+    took_ms: float = 0.0
+    generation: int = 0
+    dense_coverage: float = 0.0
+    mode: str = "fast"
+    extra: dict = field(default_factory=dict)
+
+    def to_dict(self) -> dict:
+        out = {"results": [r.to_dict() for r in self.results], "status": self.status,
+               "took_ms": round(self.took_ms, 2), "index_generation": self.generation,
+               "dense_coverage": round(self.dense_coverage, 4), "mode": self.mode}
+        if self.message:
+            out["message"] = self.message
+        out.update(self.extra)
+        return out
+
+
+@dataclass(slots=True)
+class _Range:
+    path: str
+    start: int
+    end: int
+    score: float
+    hits: list[StoreHit]
+
+    @property
+    def best(self) -> StoreHit:
+        return self.hits[0]
+
+
+def _file_filter(ws: Workspace, flt: SearchFilters) -> list[str] | None:
+    """Globs become an exact list of indexed paths, so the store filters them itself."""
+    if not flt.include_globs and not flt.exclude_globs:
+        return None
+    paths = ws.manifest.file_paths()
+    if flt.include_globs:
+        spec = pathspec.PathSpec.from_lines("gitwildmatch", flt.include_globs)
+        paths = [p for p in paths if spec.match_file(p)]
+    if flt.exclude_globs:
+        spec = pathspec.PathSpec.from_lines("gitwildmatch", flt.exclude_globs)
+        paths = [p for p in paths if not spec.match_file(p)]
+    return paths
+
+
+def _merge(hits: list[StoreHit]) -> list[_Range]:
+    """Fold hits that sit close together in one file into one range, keeping fused order."""
+    ranges: list[_Range] = []
+    for h in hits:
+        p = h.payload
+        path, start, end = p["file_path"], int(p["start_line"]), int(p["end_line"])
+        for r in ranges:
+            if r.path != path:
+                continue
+            if start <= r.end + MERGE_GAP and end >= r.start - MERGE_GAP:
+                new_start, new_end = min(r.start, start), max(r.end, end)
+                if new_end - new_start + 1 <= MAX_MERGED_SPAN:
+                    r.start, r.end = new_start, new_end
+                    r.hits.append(h)
+                    break
+            if start >= r.start and end <= r.end:  # contained (e.g. an overlapping fragment)
+                r.hits.append(h)
+                break
+        else:
+            ranges.append(_Range(path, start, end, h.score, [h]))
+    return ranges
+
+
+def _expand(ws: Workspace, r: _Range) -> None:
+    """A tiny hit (a one-line constant, a stub) is shown with the chunk around it."""
+    if r.end - r.start + 1 >= TINY_CHUNK:
+        return
+    rows = ws.manifest.chunks_for(r.path)
+    for row in rows:
+        if row.end_line == r.start - 1 or row.start_line == r.end + 1:
+            if row.end_line - row.start_line < 40:
+                r.start, r.end = min(r.start, row.start_line), max(r.end, row.end_line)
+
+
+def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", instruction: str | None = None,
+           filters: dict | SearchFilters | None = None) -> SearchResponse:
+    """Answer a natural-language or identifier query over the workspace's index."""
+    t0 = time.perf_counter()
+    if not isinstance(query, str) or not query.strip():
+        raise ConfigError("query must be a non-empty string")
+    if not isinstance(top_k, int) or not 1 <= top_k <= 100:
+        raise ConfigError("top_k must be an integer between 1 and 100")
+    if mode not in MODES:
+        raise ConfigError(f"mode must be one of {', '.join(MODES)}")
+    flt = filters if isinstance(filters, SearchFilters) else SearchFilters.from_dict(filters)
+    from ..indexing.indexer import check_identity
+
+    check_identity(ws, adopt=False)
+    man = ws.manifest
+    key = (ws.workspace_id, man.generation, ws.state_version, query, top_k, mode, instruction,
+           json.dumps(dataclasses.asdict(flt), sort_keys=True))
+    cached = _cache.get(key)
+    if cached is not None:
+        return dataclasses.replace(cached, took_ms=(time.perf_counter() - t0) * 1000, extra={"cached": True})
+
+    counts = man.counts()
+    coverage = counts["chunks_dense"] / counts["chunks"] if counts["chunks"] else 0.0
+    dense_vec = ws.embedder.embed_query(query, instruction) if counts["chunks_dense"] else None
+    store_filter = StoreFilter(
+        workspace_id=ws.workspace_id, file_paths=_file_filter(ws, flt), languages=flt.languages,
+        chunk_kinds=flt.chunk_kinds, branch=flt.branch,
+    )
+    hq = HybridQuery(sparse=sparse.embed_query(query), dense=dense_vec, filter=store_filter,
+                     limit=max(30, top_k * 3), prefetch_limit=max(100, top_k * 8))
+    hits = ws.store.hybrid_query(hq) if counts["chunks"] else []
+
+    ranges = _merge(hits)[:top_k]
+    files = FileLines(ws.root)
+    results: list[SearchResult] = []
+    for rank, r in enumerate(ranges):
+        if rank < EXPAND_TOP:
+            _expand(ws, r)
+        best = r.best
+        stale = any(files.is_stale(h.payload["file_path"], int(h.payload["start_line"]), int(h.payload["end_line"]),
+                                   h.payload.get("chunk_hash", "")) for h in r.hits)
+        signals = {"dense_rank": best.dense_rank, "bm25_rank": best.bm25_rank}
+        results.append(SearchResult(
+            path=r.path, start_line=r.start, end_line=r.end, snippet=files.snippet(r.path, r.start, r.end),
+            score=r.score, stale=stale, symbol=best.payload.get("symbol"), language=best.payload.get("language"),
+            chunk_kind=best.payload.get("chunk_kind"), signals=signals,
+        ))
+
+    status, message = "healthy", None
+    if counts["chunks"] == 0:
+        status, message = "uncertain", "the index is empty: run `probe index` (or wait for the first scan)"
+    elif coverage < 1.0:
+        status = "uncertain"
+        message = (f"dense vectors cover {coverage:.0%} of chunks; results lean on lexical (BM25) matching "
+                   "until embedding finishes")
+    if mode == "quality":
+        message = ((message + "; ") if message else "") + "no reranker configured: quality mode used RRF order"
+    resp = SearchResponse(results=results, status=status, message=message,
+                          took_ms=(time.perf_counter() - t0) * 1000, generation=man.generation,
+                          dense_coverage=coverage, mode="fast" if mode == "auto" else mode)
+    _cache.put(key, resp)
+    return resp
+
+
+__all__ = ["SearchFilters", "SearchResponse", "search", "ProbeError"]

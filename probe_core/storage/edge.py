@@ -1,0 +1,182 @@
+"""Qdrant Edge: the Qdrant engine in-process, files under ``.probe/``. The embedded default.
+
+A shard has exactly one owning process (its WAL is locked; the lock is released on SIGKILL), so
+the process that opens it owns the workspace. Threads inside that process share it freely.
+"""
+from __future__ import annotations
+
+import threading
+import uuid
+from pathlib import Path
+
+import numpy as np
+import qdrant_edge as qe
+
+from ..errors import BackendUnavailable, IndexConfigMismatch, IndexLocked
+from .protocol import DENSE, KEYWORD_FIELDS, SPARSE, HybridQuery, StoreFilter, StoreHit, StorePoint
+
+
+def _filter(flt: StoreFilter | None, *, with_dense: bool = False) -> qe.Filter | None:
+    must: list = []
+    if flt is not None:
+        if flt.workspace_id:
+            must.append(qe.FieldCondition("workspace_id", match=qe.MatchValue(flt.workspace_id)))
+        if flt.file_paths is not None:
+            must.append(qe.FieldCondition("file_path", match=qe.MatchAny(list(flt.file_paths) or [""])))
+        if flt.languages:
+            must.append(qe.FieldCondition("language", match=qe.MatchAny(list(flt.languages))))
+        if flt.chunk_kinds:
+            must.append(qe.FieldCondition("chunk_kind", match=qe.MatchAny(list(flt.chunk_kinds))))
+        if flt.branch:
+            must.append(qe.FieldCondition("branch", match=qe.MatchValue(flt.branch)))
+    if with_dense:
+        must.append(qe.HasVectorCondition(DENSE))
+    return qe.Filter(must=must) if must else None
+
+
+def _ranks(points) -> dict[str, int]:
+    return {str(p.id): i + 1 for i, p in enumerate(points)}
+
+
+class EdgeStore:
+    """A ``VectorStore`` over one Qdrant Edge shard directory."""
+
+    def __init__(self, path: Path, name: str):
+        self.path = Path(path)
+        self.name = name
+        self._shard: qe.EdgeShard | None = None
+        self._lock = threading.RLock()
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def _open(self, dimensions: int | None) -> qe.EdgeShard:
+        if self._shard is not None:
+            return self._shard
+        exists = (self.path / "wal").exists() or (self.path / "segments").exists()
+        try:
+            if exists:
+                self._shard = qe.EdgeShard.load(str(self.path))
+            elif dimensions is None:
+                raise BackendUnavailable(f"no index at {self.path}; run `probe index` first")
+            else:
+                self._shard = qe.EdgeShard.create(str(self.path), self._config(dimensions))
+                for field in KEYWORD_FIELDS:
+                    self._shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
+        except BackendUnavailable:
+            raise
+        except Exception as exc:  # qdrant_edge raises bare Exception with a message
+            msg = str(exc)
+            if "WouldBlock" in msg or "lock" in msg.lower():
+                raise IndexLocked(
+                    f"the index at {self.path} is open in another Probe process "
+                    "(one owner per workspace: use that process, or stop it)"
+                ) from exc
+            if "dimension" in msg.lower() or "incompatible" in msg.lower():
+                raise IndexConfigMismatch(f"index at {self.path}: {msg}") from exc
+            raise BackendUnavailable(f"cannot open Qdrant Edge shard at {self.path}: {msg}") from exc
+        return self._shard
+
+    @staticmethod
+    def _config(dimensions: int) -> qe.EdgeConfig:
+        return qe.EdgeConfig(
+            vectors={DENSE: qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine)},
+            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+        )
+
+    def ensure_collection(self, dimensions: int) -> None:
+        with self._lock:
+            self._open(dimensions)
+
+    def _s(self) -> qe.EdgeShard:
+        return self._open(None)
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._shard is not None:
+                self._shard.flush()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._shard is not None:
+                self._shard.flush()
+                self._shard.close()
+                self._shard = None
+
+    # -- writes ------------------------------------------------------------------------------
+    def upsert(self, points: list[StorePoint]) -> None:
+        if not points:
+            return
+        out = []
+        for p in points:
+            vec: dict = {SPARSE: qe.SparseVector(p.sparse.indices, p.sparse.values)}
+            if p.dense is not None:
+                vec[DENSE] = [float(x) for x in p.dense]
+            out.append(qe.Point(uuid.UUID(p.id), vec, p.payload))
+        with self._lock:
+            self._s().update(qe.UpdateOperation.upsert_points(out))
+
+    def set_dense(self, ids: list[str], vectors: np.ndarray) -> None:
+        if not ids:
+            return
+        pv = [qe.PointVectors(uuid.UUID(i), {DENSE: v.astype(float).tolist()}) for i, v in zip(ids, vectors)]
+        with self._lock:
+            self._s().update(qe.UpdateOperation.update_vectors(pv))
+
+    def delete_file(self, workspace_id: str, path: str) -> None:
+        flt = _filter(StoreFilter(workspace_id=workspace_id, file_paths=[path]))
+        with self._lock:
+            self._s().update(qe.UpdateOperation.delete_points_by_filter(flt))
+
+    def delete_ids(self, ids: list[str]) -> None:
+        if ids:
+            with self._lock:
+                self._s().update(qe.UpdateOperation.delete_points([uuid.UUID(i) for i in ids]))
+
+    # -- reads -------------------------------------------------------------------------------
+    def hybrid_query(self, query: HybridQuery) -> list[StoreHit]:
+        flt = _filter(query.filter)
+        sparse = qe.Query.Nearest(qe.SparseVector(query.sparse.indices, query.sparse.values), using=SPARSE)
+        prefetches = [qe.Prefetch(limit=query.prefetch_limit, query=sparse, filter=flt)]
+        requests = [qe.QueryRequest(limit=query.prefetch_limit, query=sparse, filter=flt)]
+        weights = [query.weights[1]]
+        if query.dense is not None:
+            dense = qe.Query.Nearest([float(x) for x in query.dense], using=DENSE)
+            prefetches.insert(0, qe.Prefetch(limit=query.prefetch_limit, query=dense, filter=flt))
+            requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt))
+            weights.insert(0, query.weights[0])
+        fused = qe.QueryRequest(
+            limit=query.limit,
+            prefetches=prefetches,
+            query=qe.Fusion.Rrf(k=query.rrf_k, weights=weights),
+            with_payload=True,
+        )
+        with self._lock:
+            results = self._s().query_batch(qe.QueryBatchRequest([fused, *requests]))
+        fused_pts, signal_lists = results[0], results[1:]
+        dense_ranks = _ranks(signal_lists[0]) if query.dense is not None else {}
+        bm25_ranks = _ranks(signal_lists[-1])
+        return [
+            StoreHit(
+                id=str(p.id), score=float(p.score), payload=dict(p.payload or {}),
+                dense_rank=dense_ranks.get(str(p.id)), bm25_rank=bm25_ranks.get(str(p.id)),
+            )
+            for p in fused_pts
+        ]
+
+    def count(self, flt: StoreFilter | None = None, *, with_dense: bool = False) -> int:
+        with self._lock:
+            return self._s().count(qe.CountRequest(exact=True, filter=_filter(flt, with_dense=with_dense)))
+
+    def all_ids(self, flt: StoreFilter | None = None) -> dict[str, str]:
+        out: dict[str, str] = {}
+        offset = None
+        with self._lock:
+            while True:
+                pts, offset = self._s().scroll(qe.ScrollRequest(
+                    offset=offset, limit=1000, filter=_filter(flt),
+                    with_payload=["file_path"],
+                    with_vector=False))
+                for p in pts:
+                    out[str(p.id)] = (p.payload or {}).get("file_path", "")
+                if offset is None:
+                    break
+        return out

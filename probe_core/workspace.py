@@ -1,0 +1,111 @@
+"""A workspace: one repository root, its ``.probe/`` folder, and the backends it is wired to.
+
+Backends open lazily so that ``probe status`` or an MCP ``initialize`` never waits on a model.
+"""
+from __future__ import annotations
+
+import hashlib
+import threading
+import uuid
+from functools import cached_property
+from pathlib import Path
+
+from .config import PROBE_DIR, WorkspaceConfig, init_workspace, load_config
+from .embedding.protocol import Embedder
+from .errors import ConfigError, WorkspaceNotFound
+from .storage.edge import EdgeStore
+from .storage.manifest import Manifest
+from .storage.protocol import VectorStore
+from .storage.qdrant_server import QdrantServerStore
+
+POINT_NAMESPACE = uuid.UUID("6f0b3c7e-8a4e-5d8e-9c59-70726f626531")
+
+
+def point_id(workspace_id: str, path: str, start_line: int, end_line: int) -> str:
+    """Deterministic UUIDv5 of ``workspace_id:path:start:end``: re-indexing can never duplicate."""
+    return str(uuid.uuid5(POINT_NAMESPACE, f"{workspace_id}:{path}:{start_line}:{end_line}"))
+
+
+def git_branch(root: Path) -> str:
+    """The checked-out branch from ``.git/HEAD`` (detached → short sha, no git → "")."""
+    head = Path(root) / ".git" / "HEAD"
+    try:
+        text = head.read_text("utf-8").strip()
+    except OSError:
+        return ""
+    if text.startswith("ref: "):
+        return text[5:].removeprefix("refs/heads/")
+    return text[:12]
+
+
+class Workspace:
+    """Everything Probe knows about one root. Thread-safe for one writer and many readers."""
+
+    def __init__(self, root: Path, config: WorkspaceConfig):
+        self.root = Path(root).resolve()
+        self.config = config
+        self.probe_dir = self.root / PROBE_DIR
+        self.write_lock = threading.RLock()  # one indexer at a time inside this process
+        self.state_version = 0  # bumped on every write; keys the search cache with the generation
+        self._embedder: Embedder | None = None
+
+    # -- opening -----------------------------------------------------------------------------
+    @classmethod
+    def open(cls, root: Path | str, *, create: bool = True) -> "Workspace":
+        """Open the workspace at ``root``; with ``create`` run ``init`` when it has none."""
+        root = Path(root).expanduser()
+        if not root.is_dir():
+            raise ConfigError(f"{root} is not a directory")
+        cfg = load_config(root)
+        if cfg is None:
+            if not create:
+                raise WorkspaceNotFound(f"{root} has no Probe index yet; run `probe index --root {root}`")
+            cfg, _ = init_workspace(root)
+        return cls(root, cfg.with_env())
+
+    @property
+    def workspace_id(self) -> str:
+        return self.config.workspace_id
+
+    @cached_property
+    def project_id(self) -> str:
+        return hashlib.sha256(self.root.name.encode()).hexdigest()[:12]
+
+    @property
+    def branch(self) -> str:
+        return git_branch(self.root)
+
+    @property
+    def collection(self) -> str:
+        return f"chunks_{self.config.preset}"
+
+    @cached_property
+    def manifest(self) -> Manifest:
+        return Manifest(self.probe_dir / "manifest.sqlite")
+
+    @cached_property
+    def store(self) -> VectorStore:
+        if self.config.qdrant_url:
+            return QdrantServerStore.connect(self.config.qdrant_url, self.collection, api_key=self.config.qdrant_api_key)
+        return EdgeStore(self.probe_dir / "store" / self.collection, self.collection)
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            from .embedding.factory import make_embedder
+
+            self._embedder = make_embedder(self.config)
+        return self._embedder
+
+    def set_embedder(self, embedder: Embedder) -> None:
+        """Use a specific embedder (benchmarks compare models this way)."""
+        self._embedder = embedder
+
+    def touch(self) -> None:
+        self.state_version += 1
+
+    def close(self) -> None:
+        if "store" in self.__dict__:
+            self.store.close()
+        if "manifest" in self.__dict__:
+            self.manifest.close()

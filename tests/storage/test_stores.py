@@ -1,0 +1,139 @@
+"""Both VectorStore implementations against their real engines: Qdrant Edge in-process and
+qdrant-client's local mode (the server code path)."""
+from __future__ import annotations
+
+import uuid
+
+import numpy as np
+import pytest
+
+from probe_core import sparse
+from probe_core.errors import IndexConfigMismatch, IndexLocked
+from probe_core.storage.edge import EdgeStore
+from probe_core.storage.protocol import HybridQuery, StoreFilter, StorePoint
+from probe_core.storage.qdrant_server import QdrantServerStore
+
+DIM = 8
+WS = "ws-1"
+
+
+def _vec(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).normal(size=DIM).astype(np.float32)
+    return v / np.linalg.norm(v)
+
+
+DOCS = [
+    ("src/auth.py", "python", "code", "def hash_password(password, salt): return pbkdf2(password, salt)"),
+    ("src/http.py", "python", "code", "def parseHttpHeader(line): name, value = line.split(':')"),
+    ("src/router.go", "go", "code", "func (mx *Mux) Route(pattern string, fn func(r Router)) Router"),
+    ("docs/readme.md", "markdown", "doc", "How to install and configure the router"),
+    ("tests/test_auth.py", "python", "test", "def test_hash_password(): assert hash_password('a', 'b')"),
+]
+
+
+def _points(with_dense: bool = True) -> list[StorePoint]:
+    pts = []
+    for k, (path, lang, kind, text) in enumerate(DOCS):
+        pts.append(StorePoint(
+            id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"{WS}:{path}")),
+            sparse=sparse.embed_document(text, 12.0),
+            dense=_vec(k) if with_dense else None,
+            payload={"workspace_id": WS, "file_path": path, "language": lang, "chunk_kind": kind,
+                     "start_line": 1, "end_line": 1, "branch": "main"},
+        ))
+    return pts
+
+
+@pytest.fixture(params=["edge", "qdrant-local"])
+def store(request, tmp_path):
+    if request.param == "edge":
+        s = EdgeStore(tmp_path / "shard", "chunks_test")
+    else:
+        s = QdrantServerStore.connect("local::memory:", "chunks_test")
+    s.ensure_collection(DIM)
+    yield s
+    s.close()
+
+
+def _query(text: str, dense=None, **flt) -> HybridQuery:
+    return HybridQuery(sparse=sparse.embed_query(text), dense=dense, filter=StoreFilter(**flt), limit=10)
+
+
+def test_sparse_only_points_are_searchable_then_dense_fills_in(store):
+    store.upsert(_points(with_dense=False))
+    assert store.count() == 5
+    assert store.count(with_dense=True) == 0
+    hits = store.hybrid_query(_query("hash password"))
+    assert hits[0].payload["file_path"] in {"src/auth.py", "tests/test_auth.py"}
+    assert hits[0].bm25_rank == 1 and hits[0].dense_rank is None
+
+    ids = [p.id for p in _points()]
+    store.set_dense(ids, np.stack([_vec(k) for k in range(5)]))
+    assert store.count(with_dense=True) == 5
+    # a dense query equal to doc 2's vector ranks it first in the dense list
+    hits = store.hybrid_query(_query("Route", dense=_vec(2)))
+    assert hits[0].payload["file_path"] == "src/router.go"
+    assert hits[0].dense_rank == 1 and hits[0].bm25_rank == 1
+
+
+def test_code_aware_split_matches_camel_case_parts(store):
+    store.upsert(_points())
+    hits = store.hybrid_query(_query("http header"))
+    assert hits[0].payload["file_path"] == "src/http.py"
+    whole = store.hybrid_query(_query("parseHttpHeader"))
+    assert whole[0].payload["file_path"] == "src/http.py"
+
+
+def test_filters(store):
+    store.upsert(_points())
+    hits = store.hybrid_query(_query("hash password router", languages=["go"]))
+    assert {h.payload["language"] for h in hits} == {"go"}
+    hits = store.hybrid_query(_query("hash password", chunk_kinds=["test"]))
+    assert [h.payload["file_path"] for h in hits] == ["tests/test_auth.py"]
+    hits = store.hybrid_query(_query("hash password router install", file_paths=["docs/readme.md"]))
+    assert [h.payload["file_path"] for h in hits] == ["docs/readme.md"]
+    assert store.hybrid_query(_query("hash", file_paths=[])) == []
+    assert store.hybrid_query(_query("hash", workspace_id="other")) == []
+
+
+def test_delete_by_file_and_ids(store):
+    pts = _points()
+    store.upsert(pts)
+    store.delete_file(WS, "src/auth.py")
+    assert store.count() == 4
+    assert "src/auth.py" not in set(store.all_ids().values())
+    store.delete_ids([pts[1].id])
+    assert store.count() == 3
+    assert set(store.all_ids()) == {p.id for p in pts[2:]}
+
+
+def test_upsert_is_idempotent(store):
+    store.upsert(_points())
+    store.upsert(_points())
+    assert store.count() == 5
+
+
+def test_wrong_dimension_is_a_clear_error(tmp_path):
+    s = QdrantServerStore.connect("local::memory:", "c")
+    s.ensure_collection(DIM)
+    with pytest.raises(IndexConfigMismatch, match="8-d"):
+        s.ensure_collection(16)
+
+
+def test_edge_store_survives_reopen(tmp_path):
+    s = EdgeStore(tmp_path / "shard", "c")
+    s.ensure_collection(DIM)
+    s.upsert(_points())
+    s.close()
+    s2 = EdgeStore(tmp_path / "shard", "c")
+    assert s2.count() == 5
+    s2.close()
+
+
+def test_edge_second_owner_gets_index_locked(tmp_path):
+    s = EdgeStore(tmp_path / "shard", "c")
+    s.ensure_collection(DIM)
+    other = EdgeStore(tmp_path / "shard", "c")
+    with pytest.raises(IndexLocked, match="another Probe process"):
+        other.count()
+    s.close()
