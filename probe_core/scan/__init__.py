@@ -1,0 +1,36 @@
+"""File enumeration: which files under a workspace root Probe indexes, and safe reads of them.
+
+* ``scan_files`` walks the root once (``os.scandir``, ignored directories pruned) and returns
+  the files to index plus the ones left out with a reason.
+* ``IgnoreRules`` is the ignore decision (``.gitignore`` files, ``.git/info/exclude``,
+  ``.probeignore``, built-in defaults); the scanner and the file watcher share it, and
+  ``scan_path`` gives the watcher the scanner's verdict on a single path.
+* ``resolve_inside_root`` and ``read_text`` are how anything reads a workspace file by path.
+
+The built-in ignore list lives in ``_default_ignores``.
+"""
+from __future__ import annotations
+
+from probe_core.scan._ignore_rules import IgnoreRules, is_ignored
+from probe_core.scan._safe_paths import read_text, resolve_inside_root
+from probe_core.scan._scanner import (
+    BINARY_SNIFF_BYTES,
+    DEFAULT_MAX_FILE_BYTES,
+    ScanResult,
+    SkipReason,
+    scan_files,
+    scan_path,
+)
+
+__all__ = [
+    "BINARY_SNIFF_BYTES",
+    "DEFAULT_MAX_FILE_BYTES",
+    "IgnoreRules",
+    "ScanResult",
+    "SkipReason",
+    "is_ignored",
+    "read_text",
+    "resolve_inside_root",
+    "scan_files",
+    "scan_path",
+]
