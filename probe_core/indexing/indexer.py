@@ -292,7 +292,10 @@ def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: Inde
                 keep = [k for k, v in enumerate(vectors) if v is not None]
                 ids = [ids[k] for k in keep]
                 vectors = np.stack([vectors[k] for k in keep]) if keep else np.zeros((0, emb.dimensions))
-            store.set_dense(ids, vectors)
+            # a text with no known token (a lone emoji) embeds to zero: cosine cannot use it, so the
+            # chunk stays lexical-only, but it is done
+            usable = np.linalg.norm(vectors, axis=1) > 1e-6 if len(ids) else np.zeros(0, bool)
+            store.set_dense([i for i, ok in zip(ids, usable) if ok], vectors[usable])
             man.mark_dense_done(ids)
             ws.touch()
         done += len(ids)

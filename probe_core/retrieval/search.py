@@ -21,6 +21,8 @@ MAX_MERGED_SPAN = 160  # ...as long as the merged range stays readable
 EXPAND_TOP = 5  # the top hits get their tiny neighbours folded in
 TINY_CHUNK = 6
 MODES = ("fast", "quality", "auto")
+DEFAULT_WEIGHTS = (1.0, 1.0)  # RRF weights (dense, sparse); chosen on the dev set, see docs/benchmarks.md
+RRF_K = 60
 FILTER_KEYS = ("languages", "chunk_kinds", "include_globs", "exclude_globs", "branch")
 
 _cache = LruCache(512)
@@ -97,10 +99,10 @@ def _file_filter(ws: Workspace, flt: SearchFilters) -> list[str] | None:
         return None
     paths = ws.manifest.file_paths()
     if flt.include_globs:
-        spec = pathspec.PathSpec.from_lines("gitwildmatch", flt.include_globs)
+        spec = pathspec.PathSpec.from_lines("gitignore", flt.include_globs)
         paths = [p for p in paths if spec.match_file(p)]
     if flt.exclude_globs:
-        spec = pathspec.PathSpec.from_lines("gitwildmatch", flt.exclude_globs)
+        spec = pathspec.PathSpec.from_lines("gitignore", flt.exclude_globs)
         paths = [p for p in paths if not spec.match_file(p)]
     return paths
 
@@ -154,7 +156,7 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
 
     check_identity(ws, adopt=False)
     man = ws.manifest
-    key = (ws.workspace_id, man.generation, ws.state_version, query, top_k, mode, instruction,
+    key = (ws.workspace_id, man.generation, ws.state_version, DEFAULT_WEIGHTS, query, top_k, mode, instruction,
            json.dumps(dataclasses.asdict(flt), sort_keys=True))
     cached = _cache.get(key)
     if cached is not None:
@@ -168,7 +170,8 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
         chunk_kinds=flt.chunk_kinds, branch=flt.branch,
     )
     hq = HybridQuery(sparse=sparse.embed_query(query), dense=dense_vec, filter=store_filter,
-                     limit=max(30, top_k * 3), prefetch_limit=max(100, top_k * 8))
+                     limit=max(30, top_k * 3), prefetch_limit=max(100, top_k * 8),
+                     rrf_k=RRF_K, weights=DEFAULT_WEIGHTS)
     hits = ws.store.hybrid_query(hq) if counts["chunks"] else []
 
     ranges = _merge(hits)[:top_k]

@@ -1,0 +1,101 @@
+"""Shared fixtures: small real repositories written into tmp dirs."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO_FILES = {
+    "src/auth/passwords.py": '''"""Password hashing."""
+import hashlib
+import os
+
+ITERATIONS = 600_000
+
+
+def hash_password(password: str, salt: bytes | None = None) -> str:
+    """Hash a password with a random salt using PBKDF2."""
+    salt = salt or os.urandom(16)
+    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, ITERATIONS)
+    return salt.hex() + "$" + digest.hex()
+
+
+def check_password(stored: str, password: str) -> bool:
+    """Compare a password against a stored salted hash."""
+    salt_hex, _ = stored.split("$", 1)
+    return hash_password(password, bytes.fromhex(salt_hex)) == stored
+''',
+    "src/http/headers.py": '''class HeaderParser:
+    """Parse raw HTTP header lines into a dict."""
+
+    def parse_line(self, line: str) -> tuple[str, str]:
+        name, _, value = line.partition(":")
+        return name.strip().lower(), value.strip()
+
+    def parse_block(self, block: str) -> dict:
+        return dict(self.parse_line(l) for l in block.splitlines() if l)
+''',
+    "router/mux.go": '''package router
+
+import "net/http"
+
+// Mux routes requests to handlers by path.
+type Mux struct {
+	routes map[string]http.Handler
+}
+
+// Handle registers a handler for a pattern.
+func (m *Mux) Handle(pattern string, h http.Handler) {
+	if m.routes == nil {
+		m.routes = map[string]http.Handler{}
+	}
+	m.routes[pattern] = h
+}
+
+// ServeHTTP dispatches the request to the handler registered for its path.
+func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h, ok := m.routes[r.URL.Path]; ok {
+		h.ServeHTTP(w, r)
+		return
+	}
+	http.NotFound(w, r)
+}
+''',
+    "docs/guide.md": '''# Guide
+
+## Installing
+
+Run the installer and configure the router.
+
+## Throttling
+
+Limit how many requests run at the same time with a semaphore.
+''',
+    "tests/test_passwords.py": '''from src.auth.passwords import check_password, hash_password
+
+
+def test_roundtrip():
+    assert check_password(hash_password("pw"), "pw")
+''',
+    "config/settings.yaml": "server:\n  port: 8080\n  host: 127.0.0.1\nlogging:\n  level: info\n",
+}
+
+
+def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
+    for rel, content in files.items():
+        p = root / rel
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            p.write_bytes(content)
+        else:
+            p.write_text(content, "utf-8")
+    return root
+
+
+@pytest.fixture
+def repo(tmp_path) -> Path:
+    """A small git repository with Python, Go, Markdown, YAML and a test file."""
+    root = write_tree(tmp_path / "repo", REPO_FILES)
+    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
+    return root

@@ -1,0 +1,177 @@
+"""The indexer against the real engines: Qdrant Edge, the packaged ONNX model, real grammars."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from probe_core import Workspace, index_status, index_workspace, search
+from probe_core.chunking import chunk_file
+from probe_core.errors import IndexConfigMismatch
+from probe_core.indexing.indexer import fill_dense
+from probe_core.scan import read_text, scan_files
+from probe_core.workspace import point_id
+
+
+def expected_ids(ws: Workspace) -> set[str]:
+    """The exact point ids a correct index of the tree holds, computed independently."""
+    out = set()
+    for f in scan_files(ws.root).files:
+        for c in chunk_file(f.path, read_text(ws.root, f.path)):
+            out.add(point_id(ws.workspace_id, f.path, c.start_line, c.end_line))
+    return out
+
+
+def assert_exact(ws: Workspace) -> None:
+    store_ids = set(ws.store.all_ids())
+    assert store_ids == set(ws.manifest.chunk_ids())
+    assert store_ids == expected_ids(ws)
+
+
+def test_first_index_writes_config_gitignore_and_points(repo):
+    ws = Workspace.open(repo)
+    report = index_workspace(ws)
+    cfg = json.loads((repo / ".probe" / "config.json").read_text())
+    assert cfg["preset"] == "embedded" and len(cfg["workspace_id"]) == 36
+    assert ".probe/" in (repo / ".gitignore").read_text()
+    assert report.files_indexed == 7  # the six files + .gitignore
+    assert report.generation == 1
+    assert report.chunks_embedded == report.chunks_indexed > 0
+    assert_exact(ws)
+    st = index_status(ws)
+    assert st["dense_coverage"] == 1.0 and st["backend_reachable"] is True
+    assert st["embedding_dimensions"] == 384
+    ws.close()
+
+
+def test_incremental_change_delete_and_generation(repo):
+    ws = Workspace.open(repo)
+    index_workspace(ws)
+    again = index_workspace(ws)
+    assert again.files_indexed == 0 and again.files_unchanged == 7 and again.generation == 2
+
+    (repo / "src/http/headers.py").write_text("def parse_cookie(header):\n    return header.split(';')\n")
+    (repo / "router/mux.go").unlink()
+    rep = index_workspace(ws)
+    assert rep.files_indexed == 1 and rep.files_deleted == 1 and rep.generation == 3
+    assert_exact(ws)
+    paths = {r.path for r in search(ws, "parse cookie header", top_k=5).results}
+    assert "src/http/headers.py" in paths
+    assert all(r.path != "router/mux.go" for r in search(ws, "ServeHTTP Mux routes", top_k=10).results)
+    ws.close()
+
+
+def test_touch_without_change_is_not_reembedded(repo):
+    ws = Workspace.open(repo)
+    index_workspace(ws)
+    p = repo / "docs/guide.md"
+    p.write_text(p.read_text())  # new mtime, same bytes
+    rep = index_workspace(ws)
+    assert rep.files_indexed == 0 and rep.chunks_embedded == 0
+    ws.close()
+
+
+def test_lexical_first_then_dense(repo):
+    ws = Workspace.open(repo)
+    rep = index_workspace(ws, dense=False)
+    assert rep.chunks_embedded == 0
+    resp = search(ws, "hash_password", top_k=3)
+    assert resp.results[0].path in {"src/auth/passwords.py", "tests/test_passwords.py"}
+    assert resp.status == "uncertain" and "dense" in resp.message and resp.dense_coverage == 0.0
+    assert resp.results[0].signals["dense_rank"] is None
+    n = fill_dense(ws)
+    assert n == ws.manifest.counts()["chunks"]
+    resp = search(ws, "hash_password", top_k=3)
+    assert resp.status == "healthy" and resp.dense_coverage == 1.0
+    assert resp.results[0].signals["dense_rank"] is not None
+    ws.close()
+
+
+def test_bad_inputs_are_skipped_not_fatal(repo, tmp_path):
+    (repo / "blob_data").write_bytes(b"\x00\x01\x02" * 100)
+    (repo / "latin1.py").write_bytes(b"name = 'caf\xe9'\ndef f():\n    return '\xff\xfe'\n")
+    (repo / "huge.txt").write_text("x" * (5 * 1024 * 1024))
+    outside = tmp_path / "secret.txt"
+    outside.write_text("top secret")
+    (repo / "link_out.txt").symlink_to(outside)
+    ws = Workspace.open(repo)
+    rep = index_workspace(ws)
+    indexed = set(ws.manifest.file_paths())
+    assert "latin1.py" in indexed
+    assert not {"blob_data", "huge.txt", "link_out.txt"} & indexed
+    assert rep.files_skipped >= 3
+    assert_exact(ws)
+    hits = search(ws, "secret", top_k=5).results
+    assert all(h.path != "link_out.txt" for h in hits)
+    ws.close()
+
+
+def test_empty_repo(tmp_path):
+    root = tmp_path / "empty"
+    root.mkdir()
+    ws = Workspace.open(root)
+    rep = index_workspace(ws)
+    assert rep.files_indexed == 0 and rep.generation == 1
+    resp = search(ws, "anything")
+    assert resp.results == [] and resp.status == "uncertain"
+    ws.close()
+
+
+def test_file_deleted_during_scan(repo):
+    ws = Workspace.open(repo)
+    victim = repo / "src/http/headers.py"
+
+    def delete_once(progress):
+        if progress.phase == "scanning" and victim.exists():
+            victim.unlink()
+
+    # scanning is reported before the walk; delete after the walk by hooking "chunking" instead
+    def delete_after_walk(progress):
+        if progress.phase == "chunking" and victim.exists():
+            victim.unlink()
+
+    rep = index_workspace(ws, progress=delete_after_walk)
+    assert "src/http/headers.py" not in ws.manifest.file_paths()
+    assert any(p == "src/http/headers.py" for p, _ in rep.errors)
+    rep2 = index_workspace(ws)
+    assert rep2.files_indexed == 0
+    assert_exact(ws)
+    del delete_once
+    ws.close()
+
+
+def test_stale_snippet_flagged(repo):
+    ws = Workspace.open(repo)
+    index_workspace(ws)
+    first = search(ws, "check_password stored salted hash", top_k=3).results[0]
+    assert first.stale is False
+    p = repo / first.path
+    lines = p.read_text().splitlines()
+    lines[first.start_line - 1] += "  # edited"
+    p.write_text("\n".join(lines) + "\n")
+    ws.touch()
+    again = search(ws, "check_password stored salted hash", top_k=3).results
+    hit = next(r for r in again if r.path == first.path)
+    assert hit.stale is True
+    ws.close()
+
+
+def test_model_mismatch_is_a_clear_error(repo):
+    ws = Workspace.open(repo)
+    index_workspace(ws)
+    ws.manifest.set_meta("embedding_model_id", "some/other-model")
+    with pytest.raises(IndexConfigMismatch, match="probe index --rebuild"):
+        search(ws, "password")
+    st = index_status(ws)
+    assert st["index_config_mismatch"] is True
+    ws.close()
+
+
+def test_qdrant_server_code_path_local_mode(repo, tmp_path, monkeypatch):
+    monkeypatch.setenv("QDRANT_URL", f"local:{tmp_path / 'qdrant-local'}")
+    ws = Workspace.open(repo)
+    index_workspace(ws)
+    assert_exact(ws)
+    top = search(ws, "dispatch request to the registered handler", top_k=3).results
+    assert top[0].path == "router/mux.go"
+    ws.close()
