@@ -1,0 +1,62 @@
+"""The `probe` command as a user runs it: real subprocesses, real exit codes."""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+PROBE = [sys.executable, "-m", "probe_cli"]
+
+
+def probe(*args, cwd=None):
+    return subprocess.run([*PROBE, *args], capture_output=True, text=True, cwd=cwd, timeout=300)
+
+
+def test_init_index_search_status(repo):
+    out = probe("init", "--root", str(repo))
+    assert out.returncode == 0 and "created workspace" in out.stdout
+    again = probe("init", "--root", str(repo))
+    assert "kept workspace" in again.stdout
+    out = probe("index", "--root", str(repo))
+    assert out.returncode == 0, out.stderr
+    assert "indexed 7 files" in out.stdout
+    out = probe("search", "hash a password with a salt", "--root", str(repo), "--top-k", "3", "--json")
+    assert out.returncode == 0, out.stderr
+    data = json.loads(out.stdout)
+    assert data["status"] == "healthy"
+    assert data["results"][0]["path"] == "src/auth/passwords.py"
+    assert set(data["results"][0]) >= {"path", "start_line", "end_line", "snippet", "score", "stale", "source",
+                                        "symbol", "signals"}
+    human = probe("search", "hash a password with a salt", "--root", str(repo), "--top-k", "3")
+    assert "src/auth/passwords.py#L" in human.stdout
+    st = json.loads(probe("status", "--root", str(repo), "--json").stdout)
+    assert st["files_indexed"] == 7 and st["index_generation"] == 1 and st["dense_coverage"] == 1.0
+
+
+def test_search_cwd_default(repo):
+    assert probe("index", "-q", cwd=repo).returncode == 0
+    out = probe("search", "ServeHTTP", "--json", cwd=repo)
+    assert json.loads(out.stdout)["results"][0]["path"] == "router/mux.go"
+
+
+def test_errors_are_one_line_no_traceback(tmp_path):
+    out = probe("search", "x", "--root", str(tmp_path))
+    assert out.returncode == 1
+    assert out.stderr.startswith("probe: error:") and "probe index" in out.stderr
+    assert "Traceback" not in out.stderr and len(out.stderr.strip().splitlines()) == 1
+    out = probe("index", "--root", str(tmp_path / "missing"))
+    assert out.returncode == 1 and "not a directory" in out.stderr and "Traceback" not in out.stderr
+    out = probe("status", "--root", str(tmp_path))
+    assert out.returncode == 1 and "Traceback" not in out.stderr
+
+
+def test_bad_config_file_is_a_clear_error(repo):
+    (repo / ".probe").mkdir()
+    (repo / ".probe" / "config.json").write_text("{not json")
+    out = probe("index", "--root", str(repo))
+    assert out.returncode == 1 and "not valid Probe config" in out.stderr
+
+
+def test_no_args_without_tty_prints_help():
+    out = subprocess.run([*PROBE], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    assert out.returncode == 2 and "usage: probe" in out.stdout

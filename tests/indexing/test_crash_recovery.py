@@ -1,0 +1,106 @@
+"""kill -9 in the middle of `probe index`, then `probe index` again: exactly the right points."""
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from probe_core import Workspace
+
+from .test_indexer import assert_exact
+
+PROBE = [sys.executable, "-m", "probe_cli"]
+
+
+def make_repo(root: Path, n_files: int) -> Path:
+    for i in range(n_files):
+        p = root / f"pkg{i % 10}" / f"mod_{i}.py"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(
+            f'"""Module {i}."""\nimport os\n\nLIMIT_{i} = {i}\n\n\n'
+            f"def compute_{i}(value):\n    return value * {i} + LIMIT_{i}\n\n\n"
+            f"class Worker{i}:\n    def run(self, job):\n        return compute_{i}(job) + os.getpid()\n"
+        )
+    return root
+
+
+def _count(db: Path, sql: str) -> int:
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.2)
+        try:
+            return con.execute(sql).fetchone()[0]
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0
+
+
+def run_and_kill(root: Path, args: list[str], ready, timeout: float = 120) -> None:
+    """Start `probe index`, SIGKILL it as soon as ``ready(manifest_path)`` holds."""
+    db = root / ".probe" / "manifest.sqlite"
+    proc = subprocess.Popen([*PROBE, "index", "--root", str(root), "--quiet", *args],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pytest.fail(f"indexer finished before the kill point: {proc.stderr.read().decode()[-500:]}")
+            if db.exists() and ready(db):
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+            time.sleep(0.005)
+        else:
+            pytest.fail("kill point never reached")
+    finally:
+        proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+
+
+def index_cli(root: Path, *args: str) -> None:
+    out = subprocess.run([*PROBE, "index", "--root", str(root), "--quiet", *args], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+
+
+def test_kill_during_lexical_phase(tmp_path):
+    root = make_repo(tmp_path / "repo", 500)
+    run_and_kill(root, ["--lexical-only"],
+                 lambda db: 20 < _count(db, "SELECT COUNT(*) FROM files") < 450)
+    # an edit and a deletion made while the indexer was down must be picked up too
+    (root / "pkg0/mod_0.py").write_text("def replaced():\n    return 1\n")
+    (root / "pkg1/mod_1.py").unlink()
+    index_cli(root, "--lexical-only")
+    ws = Workspace.open(root)
+    try:
+        assert_exact(ws)
+        assert len(ws.manifest.file_paths()) == 499
+        assert ws.manifest.get_meta("index_dirty") == "0"
+    finally:
+        ws.close()
+
+
+def test_kill_during_dense_phase_resumes(tmp_path):
+    root = make_repo(tmp_path / "repo", 40)
+    run_and_kill(root, [], lambda db: _count(db, "SELECT COUNT(*) FROM chunks WHERE has_dense=1") >= 32)
+    ws = Workspace.open(root)
+    try:
+        done_before = ws.manifest.counts()["chunks_dense"]
+        total = ws.manifest.counts()["chunks"]
+        assert 0 < done_before < total
+    finally:
+        ws.close()
+    index_cli(root)
+    ws = Workspace.open(root)
+    try:
+        assert_exact(ws)
+        counts = ws.manifest.counts()
+        assert counts["chunks_dense"] == counts["chunks"] == total
+        assert ws.store.count(with_dense=True) == total
+        assert ws.manifest.pending_dense(10) == []
+    finally:
+        ws.close()
