@@ -40,20 +40,30 @@ def main() -> int:
     ap.add_argument("--embedders", default="minilm")
     ap.add_argument("--weights", default="1:1", help="dense:sparse RRF weights to try, comma-separated")
     ap.add_argument("--top-k", type=int, default=10)
+    ap.add_argument("--corpora", help="comma-separated subset")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--no-context-header", action="store_true", help="ablation: index raw chunk text")
+    ap.add_argument("--test-penalty", type=float, default=None, help="override search.TEST_PENALTY")
     args = ap.parse_args()
 
     from probe_core import Workspace, index_workspace
     from probe_core.retrieval import search as search_mod
 
+    from probe_core.indexing import indexer as indexer_mod
+
+    indexer_mod.CONTEXT_HEADER = not args.no_context_header
+    if args.test_penalty is not None:
+        search_mod.TEST_PENALTY = args.test_penalty
     scorer = load_scorer(args.scorer)
     queries = [json.loads(l) for l in args.queries.read_text().splitlines() if l.strip()]
     queries = [q for q in queries if q["kind"] == "search"]
     corpora = sorted({q["corpus"] for q in queries})
+    if args.corpora:
+        corpora = [c for c in corpora if c in args.corpora.split(",")]
     table = []
     for emb in args.embedders.split(","):
         os.environ["PROBE_EMBEDDER"] = emb
-        tag = emb.replace("/", "_").replace(":", "_")
+        tag = emb.replace("/", "_").replace(":", "_") + ("-raw" if args.no_context_header else "")
         for corpus in corpora:
             dst = args.work / tag / corpus
             if not dst.exists():

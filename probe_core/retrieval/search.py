@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import time
 from dataclasses import dataclass, field
 
@@ -20,6 +21,11 @@ MERGE_GAP = 20  # hits in one file closer than this many lines become one range
 MAX_MERGED_SPAN = 160  # ...as long as the merged range stays readable
 EXPAND_TOP = 5  # the top hits get their tiny neighbours folded in
 TINY_CHUNK = 6
+# Agents search for the implementation far more often than for its tests, and a test names the
+# same identifiers as the code it tests, so test chunks win lexical ties they should not. Unless
+# the query asks for tests, their fused score is scaled down (measured: docs/benchmarks.md).
+TEST_PENALTY = 0.75
+_TEST_WORDS = re.compile(r"\b(tests?|testing|spec|specs|fixtures?|pytest|unittest|assert\w*)\b", re.I)
 MODES = ("fast", "quality", "auto")
 DEFAULT_WEIGHTS = (1.0, 1.0)  # RRF weights (dense, sparse); chosen on the dev set, see docs/benchmarks.md
 RRF_K = 60
@@ -156,7 +162,7 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
 
     check_identity(ws, adopt=False)
     man = ws.manifest
-    key = (ws.workspace_id, man.generation, ws.state_version, DEFAULT_WEIGHTS, query, top_k, mode, instruction,
+    key = (ws.workspace_id, man.generation, ws.state_version, DEFAULT_WEIGHTS, TEST_PENALTY, query, top_k, mode, instruction,
            json.dumps(dataclasses.asdict(flt), sort_keys=True))
     cached = _cache.get(key)
     if cached is not None:
@@ -173,6 +179,11 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
                      limit=max(30, top_k * 3), prefetch_limit=max(100, top_k * 8),
                      rrf_k=RRF_K, weights=DEFAULT_WEIGHTS)
     hits = ws.store.hybrid_query(hq) if counts["chunks"] else []
+    if TEST_PENALTY != 1.0 and not _TEST_WORDS.search(query) and flt.chunk_kinds != ["test"]:
+        for h in hits:
+            if h.payload.get("chunk_kind") == "test":
+                h.score *= TEST_PENALTY
+        hits.sort(key=lambda h: -h.score)
 
     ranges = _merge(hits)[:top_k]
     files = FileLines(ws.root)
