@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 import time
 from dataclasses import dataclass, field
@@ -185,8 +186,14 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
                 h.score *= TEST_PENALTY
         hits.sort(key=lambda h: -h.score)
 
-    ranges = _merge(hits)[:top_k]
     files = FileLines(ws.root)
+    ranges = _merge(hits)
+    effective = mode if mode != "auto" else ("quality" if ws.config.reranker_url else "fast")
+    rerank_scores: dict[int, float] = {}
+    rerank_note = None
+    if effective == "quality":
+        ranges, rerank_scores, rerank_note = _rerank(ws, query, instruction, ranges, files)
+    ranges = ranges[:top_k]
     results: list[SearchResult] = []
     for rank, r in enumerate(ranges):
         if rank < EXPAND_TOP:
@@ -195,6 +202,8 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
         stale = any(files.is_stale(h.payload["file_path"], int(h.payload["start_line"]), int(h.payload["end_line"]),
                                    h.payload.get("chunk_hash", "")) for h in r.hits)
         signals = {"dense_rank": best.dense_rank, "bm25_rank": best.bm25_rank}
+        if id(r) in rerank_scores:
+            signals["rerank_score"] = round(rerank_scores[id(r)], 6)
         results.append(SearchResult(
             path=r.path, start_line=r.start, end_line=r.end, snippet=files.snippet(r.path, r.start, r.end),
             score=r.score, stale=stale, symbol=best.payload.get("symbol"), language=best.payload.get("language"),
@@ -208,13 +217,33 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
         status = "uncertain"
         message = (f"dense vectors cover {coverage:.0%} of chunks; results lean on lexical (BM25) matching "
                    "until embedding finishes")
-    if mode == "quality":
-        message = ((message + "; ") if message else "") + "no reranker configured: quality mode used RRF order"
+    if rerank_note:
+        message = ((message + "; ") if message else "") + rerank_note
     resp = SearchResponse(results=results, status=status, message=message,
                           took_ms=(time.perf_counter() - t0) * 1000, generation=man.generation,
-                          dense_coverage=coverage, mode="fast" if mode == "auto" else mode)
-    _cache.put(key, resp)
+                          dense_coverage=coverage, mode=effective)
+    if not (rerank_note and "did not answer" in rerank_note):  # a fallback is worth retrying
+        _cache.put(key, resp)
     return resp
+
+
+def _rerank(ws: Workspace, query: str, instruction: str | None, ranges: list[_Range],
+            files: FileLines) -> tuple[list[_Range], dict[int, float], str | None]:
+    """Quality mode: rerank the head of the fused list; on timeout keep RRF order (never fail)."""
+    if not ws.config.reranker_url:
+        return ranges, {}, "no reranker configured: quality mode used RRF order"
+    if not ranges:
+        return ranges, {}, None
+    from ..rerank import candidates_to_rerank, client_for, order_by_scores
+
+    n = candidates_to_rerank(len(ranges))
+    head = ranges[:n]
+    client = client_for(ws.config.reranker_url, os.environ.get("RERANKER_API_KEY"))
+    scores = client.rerank(query, [files.snippet(r.path, r.start, r.end) for r in head], instruction)
+    if scores is None:
+        return ranges, {}, "the reranker did not answer in time: RRF order kept"
+    reordered = [head[i] for i in order_by_scores(scores)] + ranges[n:]
+    return reordered, {id(head[i]): float(sc) for i, sc in enumerate(scores)}, None
 
 
 __all__ = ["SearchFilters", "SearchResponse", "search", "ProbeError"]

@@ -1,0 +1,86 @@
+"""Checks that need nothing running: a real BM25 + fusion round-trip, and disk space."""
+from __future__ import annotations
+
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from .. import sparse
+from ..errors import ProbeError
+from ..storage.edge import EdgeStore
+from ..storage.protocol import HybridQuery, StorePoint
+from .model import Check
+
+G = "engine"
+_GB = 1000**3
+
+# Disk the preset's models and images take (safetensors weights + the TEI and reranker images).
+DISK_NEED_GB = {"embedded": 0.5, "lite": 5, "balanced": 25, "pro": 45}
+
+_DOCS = {
+    # id: (text, dense direction)
+    "00000000-0000-4000-8000-000000000001": ("def parse_http_header(line):\n    name, value = line.split(':', 1)",
+                                             [1.0, 0.0, 0.0, 0.0]),
+    "00000000-0000-4000-8000-000000000002": ("class HeaderCache:\n    '''keeps parsed header values'''",
+                                             [0.8, 0.2, 0.0, 0.0]),
+    "00000000-0000-4000-8000-000000000003": ("def hash_password(password, salt):\n    return pbkdf2(password, salt)",
+                                             [0.0, 0.0, 1.0, 0.0]),
+}
+
+
+def fusion_roundtrip_check() -> Check:
+    """Upsert 3 points into a scratch Qdrant Edge shard, run the hybrid (dense + BM25, RRF) query, check order."""
+    t0 = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="probe-doctor-") as tmp:
+        store = EdgeStore(Path(tmp) / "shard", "doctor")
+        try:
+            store.ensure_collection(4)
+            texts = [t for t, _ in _DOCS.values()]
+            avg = sparse.estimate_avg_len(texts)
+            store.upsert([
+                StorePoint(id=pid, sparse=sparse.embed_document(text, avg), payload={"workspace_id": "doctor"},
+                           dense=np.asarray(vec, dtype=np.float32))
+                for pid, (text, vec) in _DOCS.items()
+            ])
+            hits = store.hybrid_query(HybridQuery(sparse=sparse.embed_query("parse header"),
+                                                  dense=np.asarray([1.0, 0.05, 0.0, 0.0], dtype=np.float32),
+                                                  limit=3, prefetch_limit=10))
+        except (ProbeError, Exception) as exc:  # noqa: BLE001 - qdrant_edge raises bare Exception
+            return Check("bm25_fusion", "fail", f"the scratch round-trip failed: {type(exc).__name__}: {exc}"[:300],
+                         fix="reinstall Probe (`uv sync`): qdrant-edge-py is broken", group=G)
+        finally:
+            store.close()
+    order = [h.id for h in hits]
+    ids = list(_DOCS)
+    ms = (time.perf_counter() - t0) * 1000
+    bm25_ok = hits and hits[0].bm25_rank == 1 and all(h.bm25_rank is None for h in hits if h.id == ids[2])
+    if order[:2] != ids[:2] or not bm25_ok:
+        return Check("bm25_fusion", "fail", f"hybrid query order {order} is not the expected {ids}",
+                     fix="report this: BM25 or RRF fusion misbehaves in this qdrant-edge-py build", group=G)
+    return Check("bm25_fusion", "ok", f"BM25 + dense + RRF round-trip on a scratch Qdrant Edge shard: order "
+                 f"correct ({ms:.0f} ms)", group=G, data={"ms": round(ms, 1)})
+
+
+def disk_check(root: Path, preset: str, docker_root: str | None) -> Check:
+    """Free space for the index (workspace) and, for stack presets, models and images (Docker's data root)."""
+    need_gb = DISK_NEED_GB.get(preset, 1)
+    target = Path(docker_root) if preset != "embedded" and docker_root and Path(docker_root).exists() else Path(root)
+    probe = target
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        free_gb = shutil.disk_usage(probe).free / _GB
+    except OSError as exc:
+        return Check("disk", "warn", f"cannot measure free space at {probe}: {exc}", group=G)
+    what = "models and images" if target != Path(root) else ("the index" if preset == "embedded"
+                                                             else "the index (models live on the Docker host)")
+    data = {"path": str(probe), "free_gb": round(free_gb, 1), "need_gb": need_gb}
+    if free_gb < need_gb:
+        return Check("disk", "fail", f"{free_gb:.1f} GB free at {probe}; {what} for {preset} need ≈ {need_gb} GB",
+                     fix="free disk space (or `docker system prune` for old images)", group=G, data=data)
+    status = "warn" if free_gb < need_gb * 2 else "ok"
+    return Check("disk", status, f"{free_gb:.1f} GB free at {probe} ({what} for {preset}: ≈ {need_gb} GB)",
+                 group=G, data=data)
