@@ -23,6 +23,7 @@ import numpy as np
 
 from .. import sparse
 from ..chunking import chunk_file, chunk_kind_for, language_for_path
+from ..intel import build as intel_graph
 from ..errors import EmbeddingError, IndexConfigMismatch, ProbeError
 from ..records import Chunk, IndexProgress, ScannedFile
 from ..scan import read_text, scan_files
@@ -221,6 +222,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
                 report.files_failed += 1
                 continue
             work.append((f, file_hash, chunks))
+            intel_graph.file_changed(ws, f.path, text, file_hash)  # symbol graph; never raises
             if state.files_scanned % 200 == 0:
                 progress(state)
 
@@ -230,6 +232,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
         for path in sorted(set(candidates) - present):
             store.delete_file(ws.workspace_id, path)
             man.remove_file(path)
+            intel_graph.file_removed(ws, path)  # symbol graph; never raises
             report.files_deleted += 1
 
         # 3. lexical phase: sparse points for every changed file

@@ -1,0 +1,102 @@
+"""Keeping the symbol graph in step with the index: per-file updates, a full rebuild, a lazy catch-up.
+
+The indexer calls `file_changed` / `file_removed` for every file it (re)indexes or drops; both
+swallow their own failures, because a graph problem must never fail indexing. `ensure_graph`
+(run before every query) repairs whatever the hooks missed: an index made before the graph
+existed, a hook that failed, files indexed by another process.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import weakref
+
+from probe_core.scan import read_text
+from probe_core.workspace import Workspace
+
+from .extract import extract_file
+from .store import GraphStore
+
+log = logging.getLogger("probe.intel")
+
+_BATCH = 200
+_stores: "weakref.WeakKeyDictionary[Workspace, GraphStore]" = weakref.WeakKeyDictionary()
+_stores_lock = threading.Lock()
+
+
+def graph_store(ws: Workspace) -> GraphStore:
+    """The workspace's graph tables (one connection per workspace object, closed with it)."""
+    with _stores_lock:
+        store = _stores.get(ws)
+        if store is None:
+            store = _stores[ws] = GraphStore(ws.probe_dir / "manifest.sqlite")
+            weakref.finalize(ws, store.close)
+        return store
+
+
+def update_file(ws: Workspace, path: str, text: str, file_hash: str) -> None:
+    """Replace the graph rows of one file with those of `text`."""
+    graph_store(ws).replace_files([(extract_file(path, text), file_hash)])
+
+
+def file_changed(ws: Workspace, path: str, text: str, file_hash: str) -> None:
+    """Indexer hook: never raises (the next query's `ensure_graph` retries the file)."""
+    try:
+        update_file(ws, path, text, file_hash)
+    except Exception:  # noqa: BLE001 - a graph failure must not break indexing
+        log.warning("symbol graph update failed for %s", path, exc_info=True)
+
+
+def file_removed(ws: Workspace, path: str) -> None:
+    """Indexer hook for a deleted file: never raises."""
+    try:
+        graph_store(ws).remove_files([path])
+    except Exception:  # noqa: BLE001
+        log.warning("symbol graph removal failed for %s", path, exc_info=True)
+
+
+def _indexed_files(ws: Workspace) -> dict[str, str]:
+    """path -> file_hash of every file the manifest holds without an error."""
+    return {p: row.file_hash for p, row in ws.manifest.files().items() if row.file_hash and not row.last_error}
+
+
+def _graph(ws: Workspace, paths: list[str], wanted: dict[str, str]) -> int:
+    store = graph_store(ws)
+    done = 0
+    for start in range(0, len(paths), _BATCH):
+        batch = []
+        for path in paths[start:start + _BATCH]:
+            try:
+                text = read_text(ws.root, path)
+            except Exception as exc:  # noqa: BLE001 - vanished or unreadable since indexing
+                log.info("symbol graph skips %s: %s", path, exc)
+                continue
+            try:
+                batch.append((extract_file(path, text), wanted[path]))
+            except Exception:  # noqa: BLE001 - a parser bug in one file must not stop the rest
+                log.warning("symbol graph extraction failed for %s", path, exc_info=True)
+        store.replace_files(batch)
+        done += len(batch)
+    return done
+
+
+def rebuild_graph(ws: Workspace) -> dict[str, int]:
+    """Build the graph from scratch for every indexed file (e.g. for an index older than the graph)."""
+    wanted = _indexed_files(ws)
+    store = graph_store(ws)
+    store.remove_files(list(store.file_hashes()))
+    files = _graph(ws, sorted(wanted), wanted)
+    return {"files": files, **store.counts()}
+
+
+def ensure_graph(ws: Workspace) -> dict[str, int]:
+    """Bring the graph up to the manifest: graph new or changed files, drop removed ones."""
+    wanted = _indexed_files(ws)
+    store = graph_store(ws)
+    have = store.file_hashes()
+    stale = sorted(p for p, h in wanted.items() if have.get(p) != h)
+    gone = [p for p in have if p not in wanted]
+    if gone:
+        store.remove_files(gone)
+    updated = _graph(ws, stale, wanted) if stale else 0
+    return {"updated": updated, "removed": len(gone)}

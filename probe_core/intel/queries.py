@@ -1,0 +1,300 @@
+"""find_callers / find_callees / find_references / find_implementations over the symbol graph.
+
+Each takes `symbol` or `file` + `line` and returns an `IntelResult`
+(`{target, items: [{path, line, symbol, kind, context, confidence}], truncated, source}`),
+bounded by `max_results` and `max_tokens`. Items are use sites (callers, references) or
+definition lines (callees, implementations); the most certain come first.
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+
+from probe_core.scan import read_text
+from probe_core.workspace import Workspace
+
+from .build import ensure_graph, graph_store
+from .errors import BadQuery
+from .model import Edge, Item, IntelResult, Ref, Symbol
+from .resolve import TYPE_KINDS, Resolver, family
+from .targets import find_targets
+
+MAX_DEPTH = 5
+CALLEE_MIN_CONFIDENCE = 0.3
+# what a call can land on (macros are expanded, not called; a class call runs its constructor)
+CALLABLE_KINDS = frozenset({"function", "method", "class", "struct"})
+
+
+class QueryContext:
+    """One query's view of the graph: the resolver and a cache of source lines for context."""
+
+    def __init__(self, ws: Workspace) -> None:
+        ensure_graph(ws)
+        self.ws = ws
+        self.store = graph_store(ws)
+        self.res = Resolver(self.store, ws.root)
+        self._lines: dict[str, list[str]] = {}
+
+    def line_text(self, path: str, line: int) -> str:
+        lines = self._lines.get(path)
+        if lines is None:
+            try:
+                lines = read_text(self.ws.root, path).split("\n")
+            except Exception:  # noqa: BLE001 - context is decoration; a vanished file gives none
+                lines = []
+            self._lines[path] = lines
+        return lines[line - 1].strip()[:160] if 0 < line <= len(lines) else ""
+
+    def targets(self, symbol: str | None, file: str | None, line: int | None) -> list[Symbol]:
+        return find_targets(self.ws, self.res, symbol, file, line)
+
+    def symbol_at(self, path: str, line: int | None) -> Symbol | None:
+        if line is None:
+            return None
+        return next((s for s in self.store.symbols_in(path) if s.line == line and s.kind != "impl"), None)
+
+
+def target_dict(targets: list[Symbol]) -> dict:
+    best = targets[0]
+    out = {"symbol": best.qualname, "kind": best.kind, "path": best.path, "line": best.line,
+           "signature": best.signature}
+    if len(targets) > 1:
+        # plain strings, not locations: only the first target is "the" target
+        out["candidates"] = [f"{t.path}:{t.line} {t.qualname}" for t in targets[1:20]]
+    return out
+
+
+def _key(s: Symbol) -> tuple[str, int]:
+    return (s.path, s.line)
+
+
+def _matches(res: Resolver, ref: Ref, wanted: set[tuple[str, int]]) -> float:
+    """The confidence that `ref` means one of the wanted definitions (0: it does not)."""
+    best = 0.0
+    for sym, conf in res.resolve(ref):
+        if _key(sym) in wanted:
+            best = max(best, conf)
+    return best
+
+
+def finish(targets: list[Symbol], items: list[Item], max_results: int, max_tokens: int | None,
+           *, min_confidence: float = 0.0, extra: dict | None = None) -> IntelResult:
+    """Rank, cut to `max_results` and a token budget (about 4 characters a token)."""
+    items = [i for i in items if i.confidence >= min_confidence]
+    items.sort(key=lambda i: (i.depth or 1, -i.confidence, i.path, i.line))
+    truncated = len(items) > max_results
+    items = items[:max_results]
+    if max_tokens:
+        budget, used, kept = max_tokens * 4, 200, []
+        for item in items:
+            used += len(json.dumps(item.to_dict())) + 2
+            if used > budget:
+                truncated = True
+                break
+            kept.append(item)
+        items = kept
+    return IntelResult(target=target_dict(targets) if targets else None, items=items, truncated=truncated,
+                       extra=dict(extra or {}))
+
+
+def _check(max_results: int, depth: int) -> int:
+    if max_results < 1:
+        raise BadQuery("max_results must be at least 1")
+    if depth < 1:
+        raise BadQuery("depth must be at least 1")
+    return min(depth, MAX_DEPTH)
+
+
+# -- callers -----------------------------------------------------------------------------------
+
+def caller_items(ctx: QueryContext, targets: list[Symbol], depth: int) -> list[Item]:
+    """Call sites of the targets, then of their callers, up to `depth` levels (cycles cut)."""
+    items: list[Item] = []
+    seen_defs = {_key(t) for t in targets}
+    level = list(targets)
+    share = 1.0 / len(targets) if len(targets) > 1 else 1.0
+    for d in range(1, depth + 1):
+        wanted = {_key(t) for t in level}
+        nxt: list[Symbol] = []
+        for name in sorted({t.name for t in level}):
+            for ref in ctx.store.refs_named(name, ("call",)):
+                conf = _matches(ctx.res, ref, wanted)
+                if conf <= 0:
+                    continue
+                items.append(Item(ref.path, ref.line, ref.enclosing, "call", ctx.line_text(ref.path, ref.line),
+                                  conf * share, depth=d if depth > 1 else None))
+                caller = ctx.symbol_at(ref.path, ref.enclosing_line)
+                if caller is not None and _key(caller) not in seen_defs:
+                    seen_defs.add(_key(caller))
+                    nxt.append(caller)
+        level = nxt
+        if not level:
+            break
+    return _dedupe(items)
+
+
+def find_callers(ws: Workspace, symbol: str | None = None, file: str | None = None, line: int | None = None,
+                 *, depth: int = 1, max_results: int = 50, max_tokens: int | None = 4000) -> IntelResult:
+    """Every call of the function/method (and, with `depth` > 1, calls of its callers)."""
+    depth = _check(max_results, depth)
+    ctx = QueryContext(ws)
+    targets = ctx.targets(symbol, file, line)
+    return finish(targets, caller_items(ctx, targets, depth), max_results, max_tokens)
+
+
+# -- callees -----------------------------------------------------------------------------------
+
+def callee_items(ctx: QueryContext, targets: list[Symbol], depth: int) -> list[Item]:
+    items: list[Item] = []
+    seen_defs = {_key(t) for t in targets}
+    level = list(targets)
+    for d in range(1, depth + 1):
+        nxt: list[Symbol] = []
+        for t in level:
+            for ref in ctx.store.refs_in(t.path, t.line, t.end_line, ("call",)):
+                for sym, conf in ctx.res.resolve(ref):
+                    if conf < CALLEE_MIN_CONFIDENCE or sym.kind not in CALLABLE_KINDS:
+                        continue
+                    items.append(Item(sym.path, sym.line, sym.qualname, sym.kind, sym.signature, conf,
+                                      depth=d if depth > 1 else None))
+                    if _key(sym) not in seen_defs:
+                        seen_defs.add(_key(sym))
+                        nxt.append(sym)
+        level = nxt
+        if not level:
+            break
+    return _dedupe(items)
+
+
+def find_callees(ws: Workspace, symbol: str | None = None, file: str | None = None, line: int | None = None,
+                 *, depth: int = 1, max_results: int = 50, max_tokens: int | None = 4000) -> IntelResult:
+    """The definitions (in this repository) that the function calls; library calls are left out."""
+    depth = _check(max_results, depth)
+    ctx = QueryContext(ws)
+    targets = ctx.targets(symbol, file, line)
+    return finish(targets, callee_items(ctx, targets[:1] if file else targets, depth), max_results, max_tokens)
+
+
+# -- references --------------------------------------------------------------------------------
+
+def reference_items(ctx: QueryContext, targets: list[Symbol], include_declaration: bool = False) -> list[Item]:
+    wanted = {_key(t) for t in targets}
+    share = 1.0 / len(targets) if len(targets) > 1 else 1.0
+    items: list[Item] = []
+    for name in sorted({t.name for t in targets}):
+        for ref in ctx.store.refs_named(name):
+            conf = _matches(ctx.res, ref, wanted)
+            if conf > 0:
+                items.append(Item(ref.path, ref.line, ref.enclosing, ref.kind, ctx.line_text(ref.path, ref.line),
+                                  conf * share))
+    if include_declaration:
+        items += [Item(t.path, t.line, t.qualname, "declaration", t.signature, 1.0) for t in targets]
+    return _dedupe(items)
+
+
+def find_references(ws: Workspace, symbol: str | None = None, file: str | None = None, line: int | None = None,
+                    *, include_declaration: bool = False, max_results: int = 50,
+                    max_tokens: int | None = 4000) -> IntelResult:
+    """Every use in code (calls, type annotations, imports, tests); comments and docs are not code."""
+    _check(max_results, 1)
+    ctx = QueryContext(ws)
+    targets = ctx.targets(symbol, file, line)
+    return finish(targets, reference_items(ctx, targets, include_declaration), max_results, max_tokens)
+
+
+# -- implementations ---------------------------------------------------------------------------
+
+def implementation_items(ctx: QueryContext, targets: list[Symbol]) -> list[Item]:
+    items: list[Item] = []
+    for t in targets:
+        if t.kind not in TYPE_KINDS:
+            continue
+        go_iface = family(t.language) == "go" and t.kind == "interface"
+        seen = {t.name}
+        todo = [(t.name, 1)]
+        while todo:
+            name, d = todo.pop(0)
+            for e in ctx.store.edges_to(name):
+                if e.kind == "embeds" and not go_iface:
+                    continue
+                if family(ctx.res.languages.get(e.path)) != family(t.language):
+                    continue
+                if d == 1 and not _edge_means(ctx, e, t):
+                    continue
+                items.append(Item(e.path, e.line, e.child, e.kind, ctx.line_text(e.path, e.line),
+                                  1.0 if d == 1 else 0.9))
+                if e.child not in seen:
+                    seen.add(e.child)
+                    todo.append((e.child, d + 1))
+        if go_iface:
+            items += _go_satisfiers(ctx, t)
+    return _dedupe(items)
+
+
+def _edge_means(ctx: QueryContext, e: Edge, target: Symbol) -> bool:
+    """Does `class X(Base)` / `impl io::Read for X` name the target, or a namesake elsewhere?"""
+    found = ctx.res.resolve(Ref(e.path, e.line, e.parent, e.parent_qualifier, "ref", None, None))
+    if any(_key(s) == _key(target) for s, _ in found):
+        return True
+    if found:
+        return False
+    head = (e.parent_qualifier or e.parent).replace("::", ".").split(".")[0]
+    bound = [imp for imp in ctx.res.imports(e.path) if imp.bound == head]
+    # unresolved and not imported from outside: keep (a dynamic base, a same-package type)
+    return not bound or any(ctx.res.module_files(imp.module, e.path) for imp in bound)
+
+
+def _go_satisfiers(ctx: QueryContext, iface: Symbol) -> list[Item]:
+    """Go types whose method set (own methods + promoted through embedding) covers the interface."""
+    store = ctx.store
+
+    def iface_methods(name: str, seen: set[str]) -> set[str]:
+        seen.add(name)
+        found = {s.name for s in store.symbols_with_parent([name]) if s.language == "go" and s.kind == "method"}
+        for e in store.edges_from(name):
+            if e.kind == "extends" and e.parent not in seen:
+                found |= iface_methods(e.parent, seen)
+        return found
+
+    def method_set(sym: Symbol, seen: set[str]) -> set[str]:
+        seen.add(sym.name)
+        found = {s.name for s in store.symbols_with_parent([sym.name])
+                 if s.language == "go" and s.kind == "method"}
+        for e in store.edges_from(sym.name):
+            if e.kind != "embeds" or e.parent in seen:
+                continue
+            for inner in ctx.res.defs(e.parent):
+                if inner.language == "go":
+                    found |= iface_methods(inner.name, set()) if inner.kind == "interface" else method_set(inner, seen)
+        return found
+
+    required = iface_methods(iface.name, set())
+    if not required:
+        return []
+    out = []
+    for sym in store.symbols_of_kind(("struct", "type"), language="go"):
+        if required <= method_set(sym, set()):
+            out.append(Item(sym.path, sym.line, sym.qualname, "satisfies", sym.signature, 0.9))
+    return out
+
+
+def find_implementations(ws: Workspace, symbol: str | None = None, file: str | None = None,
+                         line: int | None = None, *, max_results: int = 50,
+                         max_tokens: int | None = 4000) -> IntelResult:
+    """Subclasses (transitively), `implements`, Rust `impl Trait for`, Go types satisfying an interface."""
+    _check(max_results, 1)
+    ctx = QueryContext(ws)
+    targets = ctx.targets(symbol, file, line)
+    typed = [t for t in targets if t.kind in TYPE_KINDS] or targets
+    return finish(typed, implementation_items(ctx, typed), max_results, max_tokens)
+
+
+def _dedupe(items: Iterable[Item]) -> list[Item]:
+    """One item per location, keeping the most confident (and shallowest)."""
+    best: dict[tuple[str, int], Item] = {}
+    for item in items:
+        key = (item.path, item.line)
+        have = best.get(key)
+        if have is None or (item.depth or 1, -item.confidence) < (have.depth or 1, -have.confidence):
+            best[key] = item
+    return list(best.values())

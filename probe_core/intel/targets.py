@@ -1,0 +1,76 @@
+"""From what the caller said (`symbol`, or `file` + `line`) to the definitions a query is about."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from probe_core.chunking.languages import is_test_path
+from probe_core.workspace import Workspace
+
+from .errors import BadQuery, SymbolNotFound
+from .model import Symbol
+from .resolve import Resolver
+
+_KIND_RANK = {"class": 0, "interface": 0, "trait": 0, "struct": 0, "function": 1, "method": 1,
+              "enum": 2, "type": 2}
+
+
+def relative_path(ws: Workspace, file: str) -> str:
+    """`file` as the index spells it: relative to the root, forward slashes."""
+    p = Path(file)
+    if p.is_absolute():
+        try:
+            p = p.resolve().relative_to(ws.root)
+        except ValueError as exc:
+            raise BadQuery(f"{file} is outside the workspace root {ws.root}") from exc
+    rel = p.as_posix()
+    while rel.startswith("./"):
+        rel = rel[2:]
+    return rel
+
+
+def split_symbol(symbol: str) -> tuple[str | None, str]:
+    """`Mux.Route` / `de::Read` / `Foo#bar` -> (owner, name)."""
+    parts = [p for p in re.split(r"::|\.|#", symbol.strip()) if p]
+    if not parts:
+        raise BadQuery("the symbol name is empty")
+    return (parts[-2] if len(parts) > 1 else None), parts[-1]
+
+
+def _rank(s: Symbol) -> tuple:
+    return (is_test_path(s.path), _KIND_RANK.get(s.kind, 3), s.path, s.line)
+
+
+def find_targets(ws: Workspace, res: Resolver, symbol: str | None, file: str | None,
+                 line: int | None) -> list[Symbol]:
+    """The definitions meant, best first; raises `SymbolNotFound` when there is none."""
+    if not symbol and not (file and line):
+        raise BadQuery("give a symbol name, or a file and a line number")
+    owner, name = split_symbol(symbol) if symbol else (None, None)
+    if file:
+        rel = relative_path(ws, file)
+        if rel not in res.languages:
+            raise SymbolNotFound(f"{rel} is not indexed (is the path relative to the root?)")
+        syms = [s for s in res.store.symbols_in(rel) if s.kind != "impl" or name is None]
+        if line:
+            if name:
+                named = [s for s in syms if s.name == name]
+                near = sorted(named, key=lambda s: (abs(s.line - line), s.line))
+                if near and (abs(near[0].line - line) <= 3 or near[0].line <= line <= near[0].end_line):
+                    return [near[0]]
+            covering = [s for s in syms if s.line - 3 <= line <= s.end_line]
+            if covering:
+                # the innermost definition around the line (or the one declared right there)
+                return [min(covering, key=lambda s: (abs(s.line - line) > 3, s.end_line - s.line))]
+        elif name:
+            named = [s for s in syms if s.name == name and (owner is None or s.owner == owner)]
+            if named:
+                return named
+        if not name:
+            raise SymbolNotFound(f"no definition at {rel}:{line}")
+    matches = [s for s in res.defs(name) if owner is None or s.owner == owner or s.qualname.endswith(symbol)]
+    if not matches and owner:
+        matches = [s for s in res.defs(name) if s.parent]
+    if not matches:
+        raise SymbolNotFound(f"no definition of {symbol!r} in the index")
+    return sorted(matches, key=_rank)

@@ -1,0 +1,89 @@
+"""The graph follows the index (incremental updates, deletions, rebuilds) and map_code."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from probe_cli import intel_verbs
+from probe_core import index_workspace
+from probe_core.intel import (
+    BadQuery,
+    SymbolNotFound,
+    find_callers,
+    graph_store,
+    map_code,
+    rebuild_graph,
+)
+
+from .conftest import line_of, locations
+
+
+def test_incremental_update_and_deletion(project):
+    ws = project("pyproj")
+    assert graph_store(ws).symbols_named("factorial")
+    extra = ws.root / "shapes" / "extra.py"
+    extra.write_text("from .mathutil import factorial\n\n\ndef twice():\n    return factorial(2) * 2\n")
+    index_workspace(ws, dense=False)
+    assert ("shapes/extra.py", 5) in locations(find_callers(ws, "factorial"))
+    extra.unlink()
+    index_workspace(ws, dense=False)
+    assert not any(p == "shapes/extra.py" for p, _ in locations(find_callers(ws, "factorial")))
+    assert graph_store(ws).symbols_named("twice") == []
+
+
+def test_rebuild_and_lazy_catch_up(project):
+    ws = project("goproj")
+    store = graph_store(ws)
+    store.remove_files([p for p, _, _ in store.files()])  # as for an index older than the graph
+    assert find_callers(ws, "fib").items  # ensure_graph graphs what the manifest lists
+    counts = rebuild_graph(ws)
+    assert counts["files"] >= 3 and counts["symbols"] > 5
+
+
+def test_map_code_levels_and_budget(project):
+    ws = project("pyproj")
+    files = map_code(ws, ".", depth=1, detail="files")
+    assert files.dirs and all("symbols" not in i for i in files.items)
+    sigs = map_code(ws, "shapes", depth=2, detail="signatures")
+    base = next(i for i in sigs.items if i["path"] == "shapes/base.py")
+    assert {"Shape", "Shape.area", "Circle"} <= {s["name"] for s in base["symbols"]}
+    full = map_code(ws, "shapes", detail="full")
+    assert "A shape; subclasses override area()." in full.text
+    tiny = map_code(ws, ".", depth=3, detail="full", max_tokens=40)
+    assert tiny.truncated and len(tiny.text) <= 160
+    py_only = map_code(ws, ".", depth=3, language="python")
+    assert all(i["language"] == "python" for i in py_only.items)
+    with pytest.raises(BadQuery):
+        map_code(ws, detail="everything")
+
+
+def test_bad_targets(project):
+    ws = project("pyproj")
+    with pytest.raises(BadQuery):
+        find_callers(ws)
+    with pytest.raises(SymbolNotFound):
+        find_callers(ws, file="nope.py", line=3)
+    with pytest.raises(BadQuery):
+        find_callers(ws, "factorial", max_results=0)
+
+
+def test_cli_verbs_print_the_tool_json(project, capsys):
+    import argparse
+
+    ws = project("pyproj")
+    parser = argparse.ArgumentParser(prog="probe")
+    sub = parser.add_subparsers(dest="command")
+    intel_verbs.register(sub)
+    line = line_of(ws, "shapes/mathutil.py", "def factorial")
+    args = parser.parse_args(["callers", "factorial", "--root", str(ws.root), "--json",
+                              "--file", "shapes/mathutil.py", "--line", str(line)])
+    assert args.func(args) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["source"] == "treesitter" and out["target"]["line"] == line
+    assert all({"path", "line", "symbol", "kind", "context", "confidence"} <= set(i) for i in out["items"])
+    for verb in (["callees", "report"], ["refs", "Shape"], ["impls", "Shape"], ["impact", "Shape"],
+                 ["map", "shapes", "--detail", "full"]):
+        args = parser.parse_args([*verb, "--root", str(ws.root)])
+        assert args.func(args) == 0
+    assert "Shape" in capsys.readouterr().out
