@@ -50,8 +50,22 @@ def cmd_index(args) -> int:
     return 0
 
 
+def _response_from_dict(data: dict):
+    """An engine's search answer (a dict, possibly from the owner process) as the CLI renders it."""
+    from probe_core import SearchResponse, SearchResult
+
+    results = [SearchResult(path=r["path"], start_line=r["start_line"], end_line=r["end_line"], snippet=r["snippet"],
+                            score=r["score"], stale=r["stale"], symbol=r.get("symbol"), language=r.get("language"),
+                            chunk_kind=r.get("chunk_kind"), signals=r.get("signals") or {})
+               for r in data["results"]]
+    return SearchResponse(results=results, status=data["status"], message=data.get("message"),
+                          took_ms=data.get("took_ms", 0.0), generation=data.get("index_generation", 0),
+                          dense_coverage=data.get("dense_coverage", 0.0), mode=data.get("mode", "fast"))
+
+
 def cmd_search(args) -> int:
-    from probe_core import Workspace, search
+    """Search through the same engine as the MCP tool: in-process, or via a running ``probe mcp``."""
+    from probe_core.engine import open_engine
 
     from .render import print_search
 
@@ -64,33 +78,42 @@ def cmd_search(args) -> int:
         filters["include_globs"] = args.include
     if args.exclude:
         filters["exclude_globs"] = args.exclude
-    ws = Workspace.open(_root(args), create=False)
-    try:
-        resp = search(ws, args.query, top_k=args.top_k, mode=args.mode, instruction=args.instruction,
-                      filters=filters or None)
-    finally:
-        ws.close()
+    with open_engine(_root(args), background=False) as engine:
+        data = engine.search(args.query, top_k=args.top_k, mode=args.mode, instruction=args.instruction,
+                             filters=filters or None, max_tokens=args.max_tokens)
     if args.json:
-        print(json.dumps(resp.to_dict(), indent=2))
+        print(json.dumps(data, indent=2))
     else:
-        print_search(resp)
+        print_search(_response_from_dict(data))
     return 0
 
 
 def cmd_status(args) -> int:
-    from probe_core import Workspace, index_status
+    from probe_core.engine import open_engine
 
     from .render import print_status
 
-    ws = Workspace.open(_root(args), create=False)
-    try:
-        st = index_status(ws)
-    finally:
-        ws.close()
+    with open_engine(_root(args), background=False) as engine:
+        st = engine.index_status()
     if args.json:
         print(json.dumps(st, indent=2))
     else:
         print_status(st)
+    return 0
+
+
+def cmd_mcp(args) -> int:
+    from probe_core.mcp_server import run_stdio
+
+    return run_stdio(Path(args.root) if args.root else None)
+
+
+def cmd_install_mcp(args) -> int:
+    from probe_core.install_mcp import install
+
+    for result in install(args.client, args.scope, _root(args), agents_md=args.agents_md, command=args.command,
+                          pin_root=args.pin_root):
+        print(result.line())
     return 0
 
 
@@ -129,12 +152,32 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--kind", action="append", choices=["code", "doc", "config", "test"], help="only this chunk kind")
     sp.add_argument("--include", action="append", help="only paths matching this glob (repeatable)")
     sp.add_argument("--exclude", action="append", help="skip paths matching this glob (repeatable)")
+    sp.add_argument("--max-tokens", type=int, help="trim the answer to about this many tokens, as the MCP tool does")
     sp.add_argument("--json", action="store_true", help="print the result schema as JSON")
     sp.set_defaults(func=cmd_search)
 
     sp = with_root(sub.add_parser("status", help="index counts, generation, health"))
     sp.add_argument("--json", action="store_true")
     sp.set_defaults(func=cmd_status)
+
+    sp = with_root(sub.add_parser("mcp", help="MCP server over stdio: indexes and watches the root, serves agents"))
+    sp.set_defaults(func=cmd_mcp)
+
+    sp = with_root(sub.add_parser("install-mcp", help="register `probe mcp` with Claude Code, Cursor or Codex"))
+    sp.add_argument("--client", required=True, choices=["claude", "cursor", "codex"])
+    sp.add_argument("--scope", choices=["project", "user"], default="project",
+                    help="project: config in the repository; user: in your home directory")
+    sp.add_argument("--agents-md", action="store_true",
+                    help="also add a short 'when to use Probe' block to AGENTS.md (CLAUDE.md for claude)")
+    sp.add_argument("--command", default="probe", help="the command clients run (default: probe on PATH)")
+    sp.add_argument("--pin-root", action="store_true",
+                    help="pass this --root to the server instead of relying on the client's working directory")
+    sp.set_defaults(func=cmd_install_mcp)
+
+    from . import intel_verbs, stack_verbs
+
+    stack_verbs.register(sub)  # doctor, up, down
+    intel_verbs.register(sub)  # map, callers, callees, refs, impls, impact
     return p
 
 

@@ -16,7 +16,6 @@ from .errors import ConfigError, WorkspaceNotFound
 from .storage.edge import EdgeStore
 from .storage.manifest import Manifest
 from .storage.protocol import VectorStore
-from .storage.qdrant_server import QdrantServerStore
 
 POINT_NAMESPACE = uuid.UUID("6f0b3c7e-8a4e-5d8e-9c59-70726f626531")
 
@@ -48,6 +47,7 @@ class Workspace:
         self.write_lock = threading.RLock()  # one indexer at a time inside this process
         self.state_version = 0  # bumped on every write; keys the search cache with the generation
         self._embedder: Embedder | None = None
+        self._embedder_lock = threading.Lock()  # the model loads once even if two threads ask at once
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -86,15 +86,20 @@ class Workspace:
     @cached_property
     def store(self) -> VectorStore:
         if self.config.qdrant_url:
+            # qdrant-client takes seconds to import: only the server path pays for it
+            from .storage.qdrant_server import QdrantServerStore
+
             return QdrantServerStore.connect(self.config.qdrant_url, self.collection, api_key=self.config.qdrant_api_key)
         return EdgeStore(self.probe_dir / "store" / self.collection, self.collection)
 
     @property
     def embedder(self) -> Embedder:
         if self._embedder is None:
-            from .embedding.factory import make_embedder
+            with self._embedder_lock:
+                if self._embedder is None:
+                    from .embedding.factory import make_embedder
 
-            self._embedder = make_embedder(self.config)
+                    self._embedder = make_embedder(self.config)
         return self._embedder
 
     def set_embedder(self, embedder: Embedder) -> None:

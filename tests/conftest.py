@@ -99,3 +99,7 @@ def repo(tmp_path) -> Path:
     root = write_tree(tmp_path / "repo", REPO_FILES)
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
     return root
+
+
+# tests/fixtures/ holds sample projects (some with their own test files): data, not tests
+collect_ignore = ["fixtures"]

@@ -1,0 +1,191 @@
+"""The answers every face gives: a search trimmed to a token budget, exact file lines, status.
+
+These are plain functions over a ``Workspace`` so that the owner engine, the CLI's one-shot engine
+and (through RPC) attached processes all return the same JSON-ready dicts.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import ConfigError, InvalidRange, ProbeError
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
+
+MIN_MAX_TOKENS, MAX_MAX_TOKENS = 256, 100_000
+CHARS_PER_TOKEN = 4
+RESULT_OVERHEAD_CHARS = 160  # path, source, scores and JSON punctuation of one result
+ANSWER_OVERHEAD_CHARS = 400
+SNIPPET_STEPS = (10, 5, 2)  # lines kept when a snippet must shrink, tried in this order
+MAX_OPEN_LINES = 400  # one open_file answer; longer ranges come back in pages
+MAX_OPEN_BYTES = 20 * 1024 * 1024
+_SOURCE_REF = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
+
+
+def estimate_tokens(text: str) -> int:
+    """Rough token count of text (chars / 4), the budget's unit."""
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def _result_chars(r: dict) -> int:
+    return len(r.get("snippet") or "") + RESULT_OVERHEAD_CHARS + len(r.get("path", ""))
+
+
+def fit_budget(results: list[dict], max_tokens: int | None) -> dict:
+    """Trim ``results`` in place to fit ``max_tokens``: shorter snippets first, then fewer results.
+
+    Snippets shrink from the lowest-ranked result upward, in steps (10, 5, 2 lines), so the best
+    hits keep the most text; only when every snippet is down to 2 lines are results dropped from
+    the end (at least one is always kept). Returns what was cut.
+    """
+    budget_chars = None if max_tokens is None else max_tokens * CHARS_PER_TOKEN - ANSWER_OVERHEAD_CHARS
+    cut = {"results_dropped": 0, "snippets_shortened": 0, "max_tokens": max_tokens,
+           "estimated_tokens": 0}
+    total = sum(_result_chars(r) for r in results)
+    if budget_chars is not None and total > budget_chars:
+        shortened: set[int] = set()
+        for keep in SNIPPET_STEPS:
+            for i in range(len(results) - 1, -1, -1):
+                if total <= budget_chars:
+                    break
+                r = results[i]
+                lines = (r.get("snippet") or "").split("\n")
+                if len(lines) > keep:
+                    before = _result_chars(r)
+                    r["snippet"] = "\n".join(lines[:keep])
+                    r["snippet_truncated"] = True
+                    total += _result_chars(r) - before
+                    shortened.add(i)
+            if total <= budget_chars:
+                break
+        while total > budget_chars and len(results) > 1:
+            dropped = results.pop()
+            shortened.discard(len(results))
+            total -= _result_chars(dropped)
+            cut["results_dropped"] += 1
+        cut["snippets_shortened"] = len(shortened)
+    cut["estimated_tokens"] = (total + ANSWER_OVERHEAD_CHARS) // CHARS_PER_TOKEN
+    return cut
+
+
+def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto",
+                  instruction: str | None = None, filters: dict | None = None,
+                  max_tokens: int | None = None) -> dict:
+    """``probe_core.search`` shaped for agents: every result says whether its snippet is whole,
+    and the answer fits ``max_tokens`` (None: no budget), saying what it cut."""
+    from ..retrieval.search import search
+
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
+                                   or not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS):
+        raise ConfigError(f"max_tokens must be an integer between {MIN_MAX_TOKENS} and {MAX_MAX_TOKENS}")
+    resp = search(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters)
+    out = resp.to_dict()
+    for r in out["results"]:
+        shown = len(r["snippet"].split("\n")) if r["snippet"] else 0
+        r["snippet_truncated"] = shown < r["end_line"] - r["start_line"] + 1
+    cut = fit_budget(out["results"], max_tokens)
+    out["truncated"] = cut
+    if cut["results_dropped"] or cut["snippets_shortened"]:
+        note = (f"trimmed to fit max_tokens={max_tokens}: {cut['snippets_shortened']} snippets shortened, "
+                f"{cut['results_dropped']} results dropped; open_file(source) reads any range in full, "
+                "or ask again with a larger max_tokens")
+        out["message"] = f"{out['message']}; {note}" if out.get("message") else note
+    return out
+
+
+def parse_source(ref: str) -> tuple[str, int | None, int | None]:
+    """``src/a.py#L10-L20`` (a search result's ``source``) → ``("src/a.py", 10, 20)``."""
+    m = _SOURCE_REF.match(ref)
+    if not m:
+        return ref, None, None
+    start = int(m["start"])
+    return m["path"], start, int(m["end"]) if m["end"] else start
+
+
+def file_hash(text: str) -> str:
+    """The file identity the manifest records (16 hex of sha256 over the decoded text)."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def open_file_answer(root: Path, path: str, start_line: int | None = None, end_line: int | None = None, *,
+                     ws: Workspace | None = None, max_lines: int = MAX_OPEN_LINES) -> dict:
+    """Exact lines ``start_line..end_line`` (1-based, inclusive) of a file under ``root``, from disk.
+
+    ``path`` is relative to the root (or absolute inside it), or a search ``source`` such as
+    ``src/a.py#L10-L20`` when no range is given. Every symlink is resolved and anything that
+    lands outside the root is refused. ``end_line`` past the end of the file is clamped;
+    a range longer than ``max_lines`` comes back in pages (``next_start_line``).
+    """
+    if not isinstance(path, str) or not path.strip():
+        raise ConfigError("path must be a non-empty string, relative to the repository root")
+    if start_line is None and end_line is None:
+        path, start_line, end_line = parse_source(path.strip())
+    start = 1 if start_line is None else start_line
+    for name, value in (("start_line", start), ("end_line", end_line)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InvalidRange(f"{name} must be an integer")
+    from ..scan import BINARY_SNIFF_BYTES, resolve_inside_root
+
+    if start < 1:
+        raise InvalidRange(f"start_line must be 1 or more (lines are numbered from 1), got {start}")
+    if end_line is not None and end_line < start:
+        raise InvalidRange(f"end_line {end_line} is before start_line {start}")
+
+    root_real = os.path.realpath(root)
+    real = resolve_inside_root(root_real, path)
+    rel = os.path.relpath(os.path.normpath(os.path.join(root_real, path)), root_real).replace(os.sep, "/")
+    try:
+        info = os.stat(real)
+    except FileNotFoundError:
+        raise ProbeError(f"{path}: no such file in the repository") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise ProbeError(f"{path} is a directory; open_file reads one file (search finds files)")
+    if not stat.S_ISREG(info.st_mode):
+        raise ProbeError(f"{path} is not a regular file")
+    if info.st_size > MAX_OPEN_BYTES:
+        raise ProbeError(f"{path} is {info.st_size} bytes, more than open_file reads ({MAX_OPEN_BYTES})")
+    data = real.read_bytes()
+    if b"\0" in data[:BINARY_SNIFF_BYTES]:
+        raise ProbeError(f"{path} is a binary file")
+    text = data.decode("utf-8", errors="replace")
+    lines = text.splitlines()
+    total = len(lines)
+    if start > max(total, 1):
+        raise InvalidRange(f"start_line {start} is past the end of {rel} ({total} lines)")
+    notes = []
+    end = total if end_line is None else end_line
+    if end > total:
+        if end_line is not None:
+            notes.append(f"end_line {end_line} clamped to the end of the file ({total})")
+        end = total
+    truncated = end - start + 1 > max_lines
+    if truncated:
+        end = start + max_lines - 1
+        notes.append(f"showing {max_lines} lines; continue with start_line={end + 1}")
+    digest = file_hash(text)
+    index_state = "unknown"
+    if ws is not None:
+        try:
+            row = ws.manifest.files().get(rel)
+            index_state = "not_indexed" if row is None else ("current" if row.file_hash == digest else "stale")
+        except Exception:  # the manifest is advisory here; the lines are the answer
+            index_state = "unknown"
+    return {
+        "path": rel,
+        "start_line": start,
+        "end_line": max(end, start - 1),
+        "total_lines": total,
+        "lines": lines[start - 1:end],
+        "file_hash": digest,
+        "mtime": info.st_mtime,
+        "size": info.st_size,
+        "truncated": truncated,
+        "next_start_line": end + 1 if truncated else None,
+        "index_state": index_state,
+        "message": "; ".join(notes) or None,
+    }

@@ -1,0 +1,50 @@
+"""An attached process's engine: every call is forwarded to the owner over its socket."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from .lock import read_owner_info, socket_path_for
+from .rpc import rpc_call
+
+
+class AttachedEngine:
+    """Forwards ``search`` / ``open_file`` / ``index_status`` to the workspace's owner process.
+
+    Raises ``rpc.OwnerUnavailable`` when no owner answers; ``EngineHandle`` turns that into a
+    retry, a takeover, or a clear error.
+    """
+
+    role = "attached"
+
+    def __init__(self, root: Path | str, *, rpc_timeout_s: float = 120.0):
+        self.root = Path(os.path.realpath(root))
+        self.probe_dir = self.root / ".probe"
+        self.rpc_timeout_s = rpc_timeout_s
+
+    def _socket(self) -> Path:
+        published = read_owner_info(self.probe_dir).get("socket")
+        return Path(published) if published else socket_path_for(self.probe_dir)
+
+    def _call(self, method: str, params: dict) -> dict:
+        return rpc_call(self._socket(), method, params, timeout=self.rpc_timeout_s)
+
+    def search(self, query: str, *, top_k: int = 12, mode: str = "auto", instruction: str | None = None,
+               filters: dict | None = None, max_tokens: int | None = None) -> dict:
+        return self._call("search", {"query": query, "top_k": top_k, "mode": mode, "instruction": instruction,
+                                     "filters": filters, "max_tokens": max_tokens})
+
+    def open_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
+        return self._call("open_file", {"path": path, "start_line": start_line, "end_line": end_line})
+
+    def index_status(self) -> dict:
+        out = self._call("index_status", {})
+        out["role"] = self.role
+        out["pid"] = os.getpid()
+        return out
+
+    def ping(self) -> dict:
+        return self._call("ping", {})
+
+    def close(self) -> None:
+        return None

@@ -1,0 +1,44 @@
+"""The CLI's engine when no ``probe mcp`` owns the workspace: answers in-process, indexes nothing."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+class DirectEngine:
+    """A one-shot engine for the CLI when no owner runs: answers in this process, indexes nothing.
+
+    The caller holds the owner lock meanwhile, so no other process opens the embedded store.
+    """
+
+    role = "direct"
+
+    def __init__(self, root: Path | str):
+        from ..workspace import Workspace
+
+        self.root = Path(os.path.realpath(root))
+        self.ws = Workspace.open(self.root, create=False)
+
+    def search(self, query: str, *, top_k: int = 12, mode: str = "auto", instruction: str | None = None,
+               filters: dict | None = None, max_tokens: int | None = None) -> dict:
+        from .answers import search_answer
+
+        out = search_answer(self.ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters,
+                            max_tokens=max_tokens)
+        out["indexing_in_progress"] = False
+        return out
+
+    def open_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
+        from .answers import open_file_answer
+
+        return open_file_answer(self.root, path, start_line, end_line, ws=self.ws)
+
+    def index_status(self) -> dict:
+        from ..indexing.status import index_status
+
+        out = index_status(self.ws)
+        out.update({"role": self.role, "pid": os.getpid(), "owner_pid": None, "indexing_in_progress": False})
+        return out
+
+    def close(self) -> None:
+        self.ws.close()

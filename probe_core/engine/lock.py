@@ -1,0 +1,116 @@
+"""Who owns a workspace: an exclusive ``flock`` on ``.probe/engine.lock``, and where the owner listens.
+
+``flock`` locks belong to an open file description, so the kernel drops the lock the moment its
+holder dies, SIGKILL included: a crashed owner can never leave a stale lock behind. Two handles in
+one process conflict like two processes do, which keeps in-process tests honest.
+
+The owner's socket is ``.probe/engine.sock`` when that path fits ``AF_UNIX`` (108 bytes with the
+terminating NUL); deeper roots use a short name under ``$XDG_RUNTIME_DIR`` or ``/tmp/probe-<uid>``.
+Because two clients may not agree on ``XDG_RUNTIME_DIR``, the owner writes the path it bound to
+``.probe/engine.json`` and attached processes read it from there.
+"""
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+LOCK_FILE = "engine.lock"
+SOCKET_FILE = "engine.sock"
+INFO_FILE = "engine.json"
+AF_UNIX_PATH_MAX = 107  # bytes, without the terminating NUL
+RPC_PROTOCOL = 1
+
+
+class EngineLock:
+    """The exclusive owner lock of one workspace (non-blocking; re-entrant within this object)."""
+
+    def __init__(self, probe_dir: Path):
+        self.path = Path(probe_dir) / LOCK_FILE
+        self._fd: int | None = None
+
+    @property
+    def held(self) -> bool:
+        return self._fd is not None
+
+    def try_acquire(self) -> bool:
+        """Take the lock if nobody holds it. True when this object holds it afterwards."""
+        if self._fd is not None:
+            return True
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)
+            return False
+        except OSError:
+            os.close(fd)
+            raise
+        os.ftruncate(fd, 0)
+        os.write(fd, f"{os.getpid()}\n".encode())
+        self._fd = fd
+        return True
+
+    def is_free(self) -> bool:
+        """Whether nobody holds the lock right now (probes with a throwaway descriptor)."""
+        if self._fd is not None:
+            return False
+        if not self.path.exists():
+            return True
+        fd = os.open(self.path, os.O_RDWR | os.O_CLOEXEC)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        finally:
+            os.close(fd)  # closing drops the probe's lock, if it got one
+        return True
+
+    def release(self) -> None:
+        if self._fd is not None:
+            fd, self._fd = self._fd, None
+            fcntl.flock(fd, fcntl.LOCK_UN)
+            os.close(fd)
+
+
+def socket_path_for(probe_dir: Path) -> Path:
+    """Where an owner of this workspace binds its socket (short enough for ``AF_UNIX``)."""
+    preferred = Path(probe_dir) / SOCKET_FILE
+    if len(os.fsencode(preferred)) <= AF_UNIX_PATH_MAX:
+        return preferred
+    digest = hashlib.sha256(os.fsencode(Path(probe_dir).resolve())).hexdigest()[:20]
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):
+        base = Path(runtime)
+    else:
+        base = Path(tempfile.gettempdir()) / f"probe-{os.getuid()}"
+        base.mkdir(mode=0o700, exist_ok=True)
+        if base.stat().st_uid != os.getuid():
+            raise PermissionError(f"{base} belongs to another user; set XDG_RUNTIME_DIR")
+    path = base / f"probe-{digest}.sock"
+    if len(os.fsencode(path)) > AF_UNIX_PATH_MAX:  # a very long TMPDIR
+        path = Path("/tmp") / f"probe-{os.getuid()}-{digest}.sock"
+    return path
+
+
+def write_owner_info(probe_dir: Path, socket_path: Path) -> None:
+    """Publish the owner's pid and socket for attached processes (atomic replace)."""
+    info = {"pid": os.getpid(), "socket": str(socket_path), "protocol": RPC_PROTOCOL, "started_at": time.time()}
+    target = Path(probe_dir) / INFO_FILE
+    tmp = target.with_name(f".{INFO_FILE}.{os.getpid()}.tmp")
+    tmp.write_text(json.dumps(info) + "\n", "utf-8")
+    os.replace(tmp, target)
+
+
+def read_owner_info(probe_dir: Path) -> dict:
+    """What the current (or last) owner published; ``{}`` when nothing readable is there."""
+    try:
+        data = json.loads((Path(probe_dir) / INFO_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

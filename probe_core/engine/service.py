@@ -1,0 +1,442 @@
+"""The owner's engine: opens the workspace, indexes in the background, watches, and answers.
+
+One *worker* thread does every write, in this order of priority:
+
+1. open the workspace and its backends (retrying with backoff while the store or the embedder is
+   unreachable; the process stays up and reports ``backend_reachable: false``);
+2. run a requested scan: the first full scan at start, then the watcher's batches, lexical phase
+   only (``index_workspace(dense=False)``), so a change is searchable within a moment;
+3. fill dense vectors in small batches (``fill_dense``), yielding between batches whenever a search
+   is running or a scan is waiting: searches never queue behind the embedder.
+
+Searches, ``open_file`` and ``index_status`` run on the callers' threads (MCP tool threads, RPC
+connection threads) and only read. The workspace's store and manifest are thread-safe for one
+writer and many readers.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import BackendUnavailable, IndexConfigMismatch, ProbeError
+from ..records import IndexProgress
+from .lock import socket_path_for, write_owner_info
+from .settings import EngineSettings
+
+if TYPE_CHECKING:
+    from ..indexing.watcher import ChangeBatch, RepoWatcher
+    from ..workspace import Workspace
+
+log = logging.getLogger("probe.engine")
+
+CAPABILITIES = {"search": True, "open_file": True, "lexical": True, "dense": True, "rerank": False,
+                "code_intel": False, "memory": False}
+
+
+class OwnerEngine:
+    """The engine of the process that holds the workspace's owner lock."""
+
+    role = "owner"
+
+    def __init__(self, root: Path | str, settings: EngineSettings | None = None, *, serve_rpc: bool = True):
+        self.root = Path(os.path.realpath(root))
+        self.probe_dir = self.root / ".probe"
+        self.settings = settings or EngineSettings.from_env()
+        self._serve_rpc = serve_rpc
+        self._ws: Workspace | None = None
+        self._state = threading.Lock()
+        self._wake = threading.Condition(self._state)
+        self._stop = threading.Event()
+        self._ready = threading.Event()  # backends opened (or failed: see _backend_ok)
+        self._needs_open = True  # (re)open the workspace and store before the next step
+        self._first_scan_done = threading.Event()
+        self._progress = IndexProgress(phase="starting")
+        self._scan_full = True  # the first scan is a full one
+        self._scan_paths: set[str] = set()
+        self._scan_reasons: set[str] = {"startup"}
+        self._scanning = False
+        self._dense_pending = True
+        self._searches = 0
+        self._search_idle = threading.Event()
+        self._search_idle.set()
+        self._backend_ok: bool | None = None
+        self._last_error: str | None = None
+        self._last_exc: BaseException | None = None
+        self._scans_completed = 0
+        self._last_report: dict | None = None
+        self._started_at = time.time()
+        self._warmed = False
+        self._worker: threading.Thread | None = None
+        self._watcher: RepoWatcher | None = None
+        self._rpc = None
+        self.socket_path: Path | None = None
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> OwnerEngine:
+        """Listen for attached processes first (they may already be waiting), then index."""
+        self.probe_dir.mkdir(parents=True, exist_ok=True)
+        if self._serve_rpc:
+            from .rpc import RpcServer
+
+            self.socket_path = socket_path_for(self.probe_dir)
+            self._rpc = RpcServer(self.socket_path, self.dispatch)
+            self._rpc.start()
+            write_owner_info(self.probe_dir, self.socket_path)
+        self._worker = threading.Thread(target=self._work, name="probe-indexer", daemon=True)
+        self._worker.start()
+        return self
+
+    def close(self, timeout: float = 10.0) -> None:
+        t0 = time.perf_counter()
+        self._stop.set()
+        with self._wake:
+            self._wake.notify_all()
+        if self._watcher is not None:
+            self._watcher.stop()
+        if self._rpc is not None:
+            self._rpc.close()
+        if self._worker is not None:
+            self._worker.join(timeout=timeout)
+            if self._worker.is_alive():
+                log.warning("indexer still busy after %.0f s; leaving it (the next start reconciles)", timeout)
+                return
+        if self._ws is not None:
+            try:
+                self._ws.close()
+            except Exception:
+                log.exception("closing the workspace failed")
+        log.info("owner engine closed in %.2f s", time.perf_counter() - t0)
+
+    # -- requests from the watcher ---------------------------------------------------------
+    def request_scan(self, paths=(), *, full: bool = False, reason: str = "changes") -> None:
+        with self._wake:
+            if full:
+                self._scan_full = True
+            else:
+                self._scan_paths.update(paths)
+            self._scan_reasons.add(reason)
+            self._wake.notify_all()
+
+    def _on_batch(self, batch: ChangeBatch) -> None:
+        self.request_scan(batch.paths, full=batch.full_scan, reason=batch.reason)
+
+    def _scan_requested(self) -> bool:
+        return self._scan_full or bool(self._scan_paths)
+
+    # -- worker ------------------------------------------------------------------------------
+    def _work(self) -> None:
+        backoff = 1.0
+        while not self._stop.is_set():
+            try:
+                if self._needs_open:
+                    self._open_backends()
+                with self._wake:
+                    scan = self._scan_requested()
+                    if not scan and not self._dense_pending:
+                        self._set_phase("idle")
+                        self._wake.wait(timeout=1.0)
+                        continue
+                if scan:
+                    self._scan()
+                else:
+                    self._fill_dense()
+                backoff = 1.0
+            except ProbeError as exc:
+                self._fail(exc)
+                wait = 60.0 if isinstance(exc, IndexConfigMismatch) else backoff
+                backoff = min(backoff * 2, self.settings.max_backoff_s)
+                with self._wake:
+                    self._wake.wait(timeout=wait)
+            except Exception as exc:  # a bug: keep serving, say so in index_status
+                log.exception("indexer failed")
+                self._fail(exc, internal=True)
+                backoff = min(backoff * 2, self.settings.max_backoff_s)
+                self._stop.wait(backoff)
+
+    def _fail(self, exc: BaseException, *, internal: bool = False) -> None:
+        msg = f"internal error: {type(exc).__name__}: {exc}" if internal else str(exc)
+        with self._state:
+            self._last_error = msg
+            self._last_exc = exc
+            if isinstance(exc, (BackendUnavailable, IndexConfigMismatch)) or self._needs_open:
+                self._backend_ok = False
+            self._progress.phase = "error"
+            self._progress.message = msg
+            self._scanning = False
+        self._ready.set()  # waiting searches get the error instead of a timeout
+        log.warning("indexing paused: %s", msg)
+
+    def _open_backends(self) -> None:
+        from ..indexing.indexer import check_identity
+        from ..workspace import Workspace
+
+        if self._ws is None:
+            ws = Workspace.open(self.root)  # creates .probe/config.json on a first run
+            _ = ws.manifest, ws.store  # build both before other threads can race to
+            self._ws = ws
+        ws = self._ws
+        # Adopt the embedding identity (on a first run) before any search can read it half-written.
+        check_identity(ws, adopt=True)
+        ws.store.ensure_collection(ws.embedder.dimensions)
+        self._needs_open = False
+        self._healthy()
+        self._ready.set()
+        if self._watcher is None and self.settings.watch and not self._stop.is_set():
+            self._start_watcher()
+
+    def _healthy(self) -> None:
+        """A step that needed the backends just worked."""
+        with self._state:
+            self._backend_ok = True
+            self._last_error = None
+            self._last_exc = None
+
+    def _warm_up(self, ws: Workspace) -> None:
+        """Load the embedding model now, not in the first search (~0.5 s for the ONNX session)."""
+        if self._warmed:
+            return
+        self._warmed = True
+        try:
+            ws.embedder.embed_query("warm up")
+        except Exception as exc:  # an unreachable embedder shows up where it matters (dense fill, search)
+            log.info("embedder warm-up failed: %s", exc)
+
+    def _start_watcher(self) -> None:
+        from ..indexing.watcher import RepoWatcher, WatchSettings
+
+        s = self.settings
+        self._watcher = RepoWatcher(self.root, self._on_batch, WatchSettings(
+            debounce_s=s.debounce_s, max_wait_s=s.max_wait_s, stable_s=s.stable_s, burst_files=s.burst_files,
+            rescan_s=s.rescan_s, max_restarts=s.watcher_max_restarts), on_change=self._files_changed)
+        self._watcher.start()
+
+    def _files_changed(self) -> None:
+        # Search answers are cached per index state; a file edit that is not indexed yet still
+        # changes snippets and `stale` flags, so cached answers stop counting right away.
+        if self._ws is not None:
+            self._ws.touch()
+
+    def _watching(self) -> bool:
+        return self._watcher is not None and self._watcher.running
+
+    def _scan(self) -> None:
+        from ..indexing.indexer import index_workspace
+
+        ws = self._ws
+        with self._wake:
+            full, paths, reasons = self._scan_full, set(self._scan_paths), set(self._scan_reasons)
+            self._scan_full, self._scan_paths, self._scan_reasons = False, set(), set()
+            self._scanning = True
+            self._progress.phase = "scanning"
+            self._progress.message = ""
+        try:
+            targets = None if full else self._expand(ws, paths)
+            log.info("scan (%s): %s", ", ".join(sorted(reasons)) or "request",
+                     "full" if targets is None else f"{len(targets)} paths")
+            report = index_workspace(ws, dense=False, paths=targets, progress=self._on_progress)
+        except BaseException:
+            with self._wake:  # try again later: nothing requested is lost
+                self._scan_full = self._scan_full or full
+                self._scan_paths.update(paths)
+                self._scan_reasons.update(reasons)
+            raise
+        finally:
+            with self._state:
+                self._scanning = False
+        with self._state:
+            self._scans_completed += 1
+            self._last_report = {k: v for k, v in report.to_dict().items() if k != "errors"}
+            self._last_report["errors"] = [{"path": p, "error": e} for p, e in report.errors[:10]]
+            self._dense_pending = True
+            self._progress.phase = "dense"
+        self._healthy()
+        self._first_scan_done.set()
+        self._warm_up(ws)  # after the lexical index: a slow or absent embedder must not delay it
+
+    def _expand(self, ws: Workspace, paths: set[str]) -> list[str] | None:
+        """Changed paths → files to re-index; None asks for a full incremental scan (a directory
+        appeared or moved, which the scanner must walk)."""
+        known: list[str] | None = None
+        out: set[str] = set()
+        for rel in paths:
+            abs_path = self.root / rel
+            if abs_path.is_dir():
+                return None
+            out.add(rel)
+            if not abs_path.exists():  # a deleted directory takes its files with it
+                if known is None:
+                    known = ws.manifest.file_paths()
+                prefix = rel.rstrip("/") + "/"
+                out.update(k for k in known if k.startswith(prefix))
+        return sorted(out)
+
+    def _fill_dense(self) -> None:
+        from ..indexing.indexer import fill_dense
+
+        ws = self._ws
+        counts = ws.manifest.counts()
+        with self._state:
+            p = self._progress
+            p.phase, p.chunks_total, p.chunks_embedded = "dense", counts["chunks"], counts["chunks_dense"]
+            p.chunks_indexed = counts["chunks"]
+        if fill_dense(ws, state=p, batch=self.settings.dense_batch, should_stop=self._should_yield):
+            self._healthy()
+        if self._stop.is_set():
+            return
+        with self._wake:
+            yielded_to_scan = self._scan_requested()
+        if self._searches:
+            self._search_idle.wait(timeout=5.0)
+        elif not yielded_to_scan:
+            remaining = ws.manifest.counts()
+            if remaining["chunks_dense"] >= remaining["chunks"] or not ws.manifest.pending_dense(1):
+                ws.store.flush()
+                with self._state:
+                    self._dense_pending = False
+                    self._progress.chunks_embedded = remaining["chunks_dense"]
+
+    def _should_yield(self) -> bool:
+        return self._stop.is_set() or self._searches > 0 or self._scan_requested()
+
+    def _on_progress(self, p: IndexProgress) -> None:
+        with self._state:
+            mine = self._progress
+            if p.phase != "done":  # a lexical scan ending is not the end: dense vectors follow
+                mine.phase = p.phase
+            mine.files_scanned, mine.files_total = p.files_scanned, p.files_total
+            mine.chunks_indexed, mine.chunks_embedded = p.chunks_indexed, p.chunks_embedded
+            mine.chunks_total = p.chunks_total
+
+    def _set_phase(self, phase: str) -> None:
+        self._progress.phase = phase
+
+    # -- answers -----------------------------------------------------------------------------
+    @contextmanager
+    def _searching(self):
+        with self._state:
+            self._searches += 1
+            self._search_idle.clear()
+        try:
+            yield
+        finally:
+            with self._state:
+                self._searches -= 1
+                if self._searches == 0:
+                    self._search_idle.set()
+
+    def _workspace(self) -> Workspace:
+        """The open workspace, waiting (a bounded time) for the worker to open it."""
+        self._ready.wait(timeout=self.settings.ready_timeout_s)
+        with self._state:
+            ws, ok, err, exc = self._ws, self._backend_ok, self._last_error, self._last_exc
+        if isinstance(exc, IndexConfigMismatch):
+            raise IndexConfigMismatch(err)
+        # Once something is indexed, a search is worth trying even while a backend hiccups (the
+        # lexical side needs no embedder); before that, the reason it cannot be is the answer.
+        if ws is None or (ok is False and not self._first_scan_done.is_set()):
+            if err:
+                raise BackendUnavailable(f"the index backend is unavailable: {err} (Probe keeps retrying; "
+                                         "index_status shows progress)")
+            raise BackendUnavailable("Probe is still opening the index (loading the embedding model); "
+                                     "try again in a few seconds")
+        return ws
+
+    def search(self, query: str, *, top_k: int = 12, mode: str = "auto", instruction: str | None = None,
+               filters: dict | None = None, max_tokens: int | None = None) -> dict:
+        from .answers import search_answer
+
+        ws = self._workspace()
+        if not self._watching():
+            ws.touch()  # nobody tells us about edits: never answer from the cache
+        with self._searching():
+            out = search_answer(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters,
+                                max_tokens=max_tokens)
+        with self._state:
+            first_index_running = not self._first_scan_done.is_set() and out["index_generation"] == 0
+            in_progress = self._indexing_in_progress()
+            p = self._progress
+            files_scanned, files_total = p.files_scanned, p.files_total
+            ok, err = self._backend_ok, self._last_error
+        out["indexing_in_progress"] = in_progress
+        if ok is False and err:
+            out["status"] = "degraded"
+            note = f"indexing is paused ({err}); Probe keeps retrying"
+            out["message"] = f"{out['message']}; {note}" if out.get("message") else note
+        if first_index_running:
+            out["status"] = "uncertain"
+            note = (f"the first index of this repository is still being built ({files_scanned}/{files_total} "
+                    "files scanned): results cover only what is indexed so far; grep for exact names meanwhile")
+            core = out.get("message") or ""
+            if core and not core.startswith("the index is empty"):  # that one advises `probe index`: moot here
+                note = f"{note}; {core}"
+            out["message"] = note
+        return out
+
+    def open_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
+        from .answers import open_file_answer
+
+        return open_file_answer(self.root, path, start_line, end_line, ws=self._ws)
+
+    def _indexing_in_progress(self) -> bool:
+        return (not self._first_scan_done.is_set() or self._scanning or self._scan_requested()
+                or self._dense_pending)
+
+    def index_status(self) -> dict:
+        from ..indexing.status import index_status
+
+        with self._state:
+            ws, ok, err = self._ws, self._backend_ok, self._last_error
+        out: dict = {"root": str(self.root)}
+        if ws is not None:
+            out = index_status(ws, probe_backend=bool(ok))
+        with self._state:
+            p = self._progress
+            out.update({
+                "role": self.role,
+                "pid": os.getpid(),
+                "owner_pid": os.getpid(),
+                "indexing_in_progress": self._indexing_in_progress(),
+                "first_scan_done": self._first_scan_done.is_set(),
+                "progress": {"phase": p.phase, "files_scanned": p.files_scanned, "files_total": p.files_total,
+                             "chunks_indexed": p.chunks_indexed, "chunks_embedded": p.chunks_embedded,
+                             "chunks_total": p.chunks_total},
+                "scans_completed": self._scans_completed,
+                "last_scan": self._last_report,
+                "uptime_s": round(time.time() - self._started_at, 1),
+                "capabilities": dict(CAPABILITIES, watch=self.settings.watch),
+                "debounce_s": self.settings.debounce_s,
+            })
+            if ok is False:
+                out["backend_reachable"] = False
+            elif ok is None and out.get("backend_reachable") is None:
+                out["backend_reachable"] = None
+            if err:
+                out["last_error"] = err
+            if isinstance(self._last_exc, IndexConfigMismatch):
+                out["index_config_mismatch"] = True
+        watcher = self._watcher
+        if watcher is not None:
+            out.update(watcher.status())
+        else:
+            out.update({"watcher_running": False, "watcher_restarts": 0,
+                        "watcher_error": None if self.settings.watch else "disabled (PROBE_WATCH=0)",
+                        "pending_changes": 0})
+        return out
+
+    def dispatch(self, method: str, params: dict) -> object:
+        """The RPC entry point: attached processes call the same three methods."""
+        if method == "search":
+            return self.search(**params)
+        if method == "open_file":
+            return self.open_file(**params)
+        if method == "index_status":
+            return self.index_status()
+        if method == "ping":
+            return {"pid": os.getpid(), "root": str(self.root)}
+        raise ProbeError(f"unknown engine method {method!r}")
+

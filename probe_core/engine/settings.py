@@ -1,0 +1,73 @@
+"""Knobs of the long-running engine (``probe mcp``), read from the environment in one place.
+
+Every value has a default sized for a developer machine; tests shorten the timers.
+
+| variable | default | meaning |
+| --- | --- | --- |
+| ``PROBE_WATCH`` | ``1`` | ``0`` turns the file watcher off (the index then changes only on restart) |
+| ``PROBE_DEBOUNCE_S`` | ``3`` | trailing debounce: a change is indexed after this much quiet |
+| ``PROBE_MAX_WAIT_S`` | ``30`` | ...or at the latest this long after the first change of a batch |
+| ``PROBE_STABLE_S`` | ``0.25`` | file-stable check: size and mtime must not move across this interval |
+| ``PROBE_BURST_FILES`` | ``200`` | a batch with more changed paths than this becomes one full incremental scan |
+| ``PROBE_RESCAN_S`` | ``900`` | periodic ``(mtime, size)`` rescan that catches missed events |
+| ``PROBE_DENSE_BATCH`` | ``16`` | chunks embedded between two chances for a search to run first |
+| ``PROBE_ATTACH_TIMEOUT_S`` | ``30`` | how long an attached process waits for an owner (or to become one) |
+| ``PROBE_RPC_TIMEOUT_S`` | ``120`` | how long an attached process waits for one answer from the owner |
+| ``PROBE_TAKEOVER_POLL_S`` | ``0.5`` | how often an attached process checks whether the owner is gone |
+| ``PROBE_MAX_TOKENS`` | ``6000`` | default token budget of an MCP ``search`` answer |
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..errors import ConfigError
+
+
+def _float(env: dict, name: str, default: float, minimum: float = 0.0) -> float:
+    raw = env.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not a number") from None
+    if value < minimum:
+        raise ConfigError(f"{name} must be at least {minimum}")
+    return value
+
+
+@dataclass(frozen=True, slots=True)
+class EngineSettings:
+    watch: bool = True
+    debounce_s: float = 3.0
+    max_wait_s: float = 30.0
+    stable_s: float = 0.25
+    burst_files: int = 200
+    rescan_s: float = 900.0
+    watcher_max_restarts: int = 3
+    dense_batch: int = 16
+    max_backoff_s: float = 30.0
+    attach_timeout_s: float = 30.0
+    rpc_timeout_s: float = 120.0
+    takeover_poll_s: float = 0.5
+    ready_timeout_s: float = 30.0  # a search waits this long for the index to open (model load, shard open)
+    default_max_tokens: int = 6000
+
+    @classmethod
+    def from_env(cls, env: dict | None = None) -> EngineSettings:
+        env = os.environ if env is None else env
+        d = cls()  # the defaults (a slots dataclass has no class-level field values)
+        return cls(
+            watch=env.get("PROBE_WATCH", "1").strip().lower() not in ("0", "false", "no", "off"),
+            debounce_s=_float(env, "PROBE_DEBOUNCE_S", d.debounce_s),
+            max_wait_s=_float(env, "PROBE_MAX_WAIT_S", d.max_wait_s, 0.1),
+            stable_s=_float(env, "PROBE_STABLE_S", d.stable_s),
+            burst_files=int(_float(env, "PROBE_BURST_FILES", d.burst_files, 1)),
+            rescan_s=_float(env, "PROBE_RESCAN_S", d.rescan_s, 1.0),
+            dense_batch=int(_float(env, "PROBE_DENSE_BATCH", d.dense_batch, 1)),
+            attach_timeout_s=_float(env, "PROBE_ATTACH_TIMEOUT_S", d.attach_timeout_s, 0.1),
+            rpc_timeout_s=_float(env, "PROBE_RPC_TIMEOUT_S", d.rpc_timeout_s, 0.1),
+            takeover_poll_s=_float(env, "PROBE_TAKEOVER_POLL_S", d.takeover_poll_s, 0.05),
+            default_max_tokens=int(_float(env, "PROBE_MAX_TOKENS", d.default_max_tokens, 256)),
+        )

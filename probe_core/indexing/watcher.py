@@ -1,0 +1,243 @@
+"""The file watcher: filesystem events under a workspace root become scan requests (DESIGN §4).
+
+Two threads:
+
+* the *event* thread runs ``watchfiles.watch`` over the root and records every change that the
+  scanner's own ``IgnoreRules`` would not skip. ``.git/HEAD`` (a checkout, a rebase) and ignore
+  files (``.gitignore``, ``.probeignore``, ``.git/info/exclude``) are recorded as "needs a full
+  scan". If watchfiles raises, the thread restarts it (up to ``max_restarts`` times, then
+  ``running`` turns False) and asks for a full scan, since events may have been lost.
+* the *flush* thread owns the timers. A batch goes out after ``debounce_s`` of quiet (trailing
+  debounce) or ``max_wait_s`` after its first event, whichever comes first, and only once the
+  changed files are stable (size and mtime unchanged across ``stable_s``: an editor or a
+  checkout still writing postpones it). More than ``burst_files`` paths become one full
+  incremental scan. Every ``rescan_s`` a full ``(mtime, size)`` rescan catches missed events.
+
+watchfiles' own ``debounce``/``step`` only group raw events; the trailing debounce is ours because
+``watch`` cannot report quiet while filtered-out events (our own index writes under ``.probe/``)
+keep arriving.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..scan import IgnoreRules
+
+log = logging.getLogger("probe.watch")
+
+_FLUSH_TICK_S = 0.05
+_STABLE_CHECK_MAX_FILES = 64
+_VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj", "_darcs", ".probe"})
+
+
+@dataclass(frozen=True, slots=True)
+class ChangeBatch:
+    """What to re-index: ``paths`` (posix, relative to the root), or everything (``full_scan``)."""
+
+    paths: frozenset[str]
+    full_scan: bool
+    reason: str  # changes | burst | git_head | ignore_rules | periodic | restart
+
+
+@dataclass(frozen=True, slots=True)
+class WatchSettings:
+    debounce_s: float = 3.0
+    max_wait_s: float = 30.0
+    stable_s: float = 0.25
+    burst_files: int = 200
+    rescan_s: float = 900.0
+    max_restarts: int = 3
+
+
+class RepoWatcher:
+    """Watches one root and calls ``on_batch`` (from its flush thread) with debounced batches."""
+
+    def __init__(self, root: Path | str, on_batch: Callable[[ChangeBatch], None],
+                 settings: WatchSettings = WatchSettings(), rules: IgnoreRules | None = None,
+                 on_change: Callable[[], None] | None = None):
+        """``on_change`` (optional) is called on every accepted raw event, before any debounce:
+        the engine uses it to stop trusting cached answers at once."""
+        self.root = os.path.realpath(root)
+        self._prefix = self.root.rstrip(os.sep) + os.sep
+        self.on_batch = on_batch
+        self.on_change = on_change
+        self.settings = settings
+        self.rules = rules or IgnoreRules(self.root)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._pending: set[str] = set()
+        self._full_reason: str | None = None
+        self._first_event = 0.0
+        self._last_event = 0.0
+        self._threads: list[threading.Thread] = []
+        self.restarts = 0
+        self.last_error: str | None = None
+        self.batches_sent = 0
+        self._events_alive = False
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    def start(self) -> None:
+        self._events_alive = True
+        for target, name in ((self._event_loop, "probe-watch-events"), (self._flush_loop, "probe-watch-flush")):
+            t = threading.Thread(target=target, name=name, daemon=True)
+            t.start()
+            self._threads.append(t)
+
+    def stop(self, timeout: float = 3.0) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(timeout=timeout)
+
+    @property
+    def running(self) -> bool:
+        """False once the event thread gave up (or before ``start``)."""
+        return self._events_alive and not self._stop.is_set()
+
+    def status(self) -> dict:
+        with self._lock:
+            pending = len(self._pending) + (1 if self._full_reason else 0)
+        return {"watcher_running": self.running, "watcher_restarts": self.restarts,
+                "watcher_error": self.last_error, "pending_changes": pending, "batches_sent": self.batches_sent}
+
+    # -- events ------------------------------------------------------------------------------
+    def _relative(self, abs_path: str) -> str | None:
+        if not abs_path.startswith(self._prefix):
+            return None
+        rel = abs_path[len(self._prefix):]
+        return rel.replace(os.sep, "/") if os.sep != "/" else rel
+
+    def _accept(self, _change, abs_path: str) -> bool:
+        """watchfiles filter: keep what the scanner would index, plus the files that steer it."""
+        rel = self._relative(abs_path)
+        if not rel:
+            return False
+        if rel.partition("/")[0] in _VCS_DIRS:
+            return rel in (".git/HEAD", ".git/info/exclude")
+        if IgnoreRules.is_rule_file(rel):
+            return True
+        try:
+            return not self.rules.matches(rel)
+        except ValueError:
+            return False
+
+    def _record(self, changes) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if not self._pending and not self._full_reason:
+                self._first_event = now
+            self._last_event = now
+            for _change, abs_path in changes:
+                rel = self._relative(abs_path)
+                if rel is None:
+                    continue
+                if rel == ".git/HEAD":
+                    self._full_reason = "git_head"
+                elif rel == ".git/info/exclude" or IgnoreRules.is_rule_file(rel):
+                    self.rules.invalidate()
+                    self._full_reason = self._full_reason or "ignore_rules"
+                else:
+                    self._pending.add(rel)
+        if self.on_change is not None:
+            self.on_change()
+
+    def _request_full(self, reason: str) -> None:
+        now = time.monotonic()
+        with self._lock:
+            if not self._pending and not self._full_reason:
+                self._first_event = now
+            self._last_event = now
+            self._full_reason = self._full_reason or reason
+
+    def _event_loop(self) -> None:
+        import watchfiles
+
+        while not self._stop.is_set():
+            try:
+                if not os.path.isdir(self.root):
+                    raise FileNotFoundError(f"watched root {self.root} is gone")
+                for changes in watchfiles.watch(self.root, watch_filter=self._accept, debounce=1000, step=50,
+                                                stop_event=self._stop, rust_timeout=1000, debug=False,
+                                                raise_interrupt=False):
+                    self._record(changes)
+                return  # stopped
+            except Exception as exc:
+                self.restarts += 1
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                if self.restarts > self.settings.max_restarts:
+                    log.error("file watcher failed %d times, giving up: %s", self.restarts, self.last_error)
+                    self._events_alive = False
+                    return
+                log.warning("file watcher failed (%s); restarting (%d/%d)", self.last_error, self.restarts,
+                            self.settings.max_restarts)
+                self._request_full("restart")  # events may have been missed while it was down
+                self._stop.wait(min(0.5 * self.restarts, 5.0))
+
+    # -- timers ------------------------------------------------------------------------------
+    def _flush_loop(self) -> None:
+        s = self.settings
+        last_rescan = time.monotonic()
+        while not self._stop.wait(_FLUSH_TICK_S):
+            now = time.monotonic()
+            with self._lock:
+                busy = bool(self._pending or self._full_reason)
+                due = busy and (now - self._last_event >= s.debounce_s or now - self._first_event >= s.max_wait_s)
+                overdue = busy and now - self._first_event >= s.max_wait_s
+                paths = list(self._pending) if due else []
+                seen_until = self._last_event
+            if due and not overdue and not self._stable(paths):
+                with self._lock:
+                    self._last_event = max(self._last_event, time.monotonic())
+                continue
+            if due:
+                with self._lock:
+                    if self._last_event > seen_until and not overdue:
+                        continue  # more changes arrived during the stable check: wait for quiet again
+                    batch = self._take()
+                self._emit(batch)
+                if batch.full_scan:
+                    last_rescan = time.monotonic()
+            elif now - last_rescan >= s.rescan_s:
+                last_rescan = now
+                self._emit(ChangeBatch(frozenset(), True, "periodic"))
+
+    def _take(self) -> ChangeBatch:
+        paths, reason = frozenset(self._pending), self._full_reason
+        self._pending = set()
+        self._full_reason = None
+        if reason:
+            return ChangeBatch(frozenset(), True, reason)
+        if len(paths) > self.settings.burst_files:
+            return ChangeBatch(frozenset(), True, "burst")
+        return ChangeBatch(paths, False, "changes")
+
+    def _stable(self, paths: list[str]) -> bool:
+        """Whether the (existing) changed files keep their size and mtime across ``stable_s``."""
+        if self.settings.stable_s <= 0 or not paths:
+            return True
+        sample = paths[:_STABLE_CHECK_MAX_FILES]
+        before = [self._stat(p) for p in sample]
+        if self._stop.wait(self.settings.stable_s):
+            return True
+        return before == [self._stat(p) for p in sample]
+
+    def _stat(self, rel: str) -> tuple[int, int] | None:
+        try:
+            st = os.stat(os.path.join(self.root, rel))
+        except OSError:
+            return None
+        return st.st_size, st.st_mtime_ns
+
+    def _emit(self, batch: ChangeBatch) -> None:
+        self.batches_sent += 1
+        log.info("watch: %s (%s)", "full scan" if batch.full_scan else f"{len(batch.paths)} changed paths",
+                 batch.reason)
+        try:
+            self.on_batch(batch)
+        except Exception:
+            log.exception("handling a change batch failed")

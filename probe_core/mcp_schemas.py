@@ -1,0 +1,114 @@
+"""The MCP tools' input and output models: what an agent reads in ``tools/list``.
+
+Field descriptions are written for the model that calls the tools. Outputs are validated against
+these models by the SDK before they leave the server (``structuredContent``).
+"""
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class SearchFilters(BaseModel):
+    """Optional restrictions; every list is OR inside, AND across keys."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    languages: list[str] | None = Field(None, description='Only these languages, e.g. ["python", "go"].')
+    chunk_kinds: list[Literal["code", "doc", "config", "test"]] | None = Field(
+        None, description='Only these kinds of content, e.g. ["code"] to skip docs and tests.')
+    include_globs: list[str] | None = Field(
+        None, description='Only paths matching these gitignore-style globs, e.g. ["src/auth/**"].')
+    exclude_globs: list[str] | None = Field(None, description='Skip paths matching these globs, e.g. ["**/vendor/**"].')
+    branch: str | None = Field(None, description="Only chunks indexed on this git branch.")
+
+
+class Signals(BaseModel):
+    dense_rank: int | None = Field(None, description="Rank in the semantic (embedding) list; null if absent there.")
+    bm25_rank: int | None = Field(None, description="Rank in the lexical (BM25) list; null if absent there.")
+    rerank_score: float | None = None
+
+
+class SearchHit(BaseModel):
+    path: str = Field(description="File path relative to the repository root.")
+    start_line: int = Field(description="First line of the matching range (1-based).")
+    end_line: int = Field(description="Last line of the matching range (inclusive).")
+    source: str = Field(description="Cite this (path#Lstart-Lend); pass it to open_file to read the range.")
+    snippet: str = Field(description="The first lines of the range, read from disk now.")
+    snippet_truncated: bool = Field(description="True when the snippet shows less than the whole range.")
+    score: float = Field(description="Fused rank score (higher is better); compare within one answer only.")
+    stale: bool = Field(description="The file changed since it was indexed: re-read it with open_file.")
+    symbol: str | None = Field(None, description="Function, class or section the range belongs to.")
+    language: str | None = None
+    chunk_kind: str | None = Field(None, description="code, doc, config or test.")
+    signals: Signals
+
+
+class Truncation(BaseModel):
+    results_dropped: int = Field(description="Results left out to fit max_tokens.")
+    snippets_shortened: int = Field(description="Snippets cut short to fit max_tokens.")
+    max_tokens: int | None = None
+    estimated_tokens: int = Field(description="Estimated size of this answer (characters / 4).")
+
+
+class SearchOutput(BaseModel):
+    results: list[SearchHit]
+    status: Literal["healthy", "uncertain", "degraded"] = Field(
+        description="uncertain: the index is still being built or lacks dense vectors, so results may miss "
+                    "things; degraded: a backend is impaired.")
+    message: str | None = Field(None, description="Why the status is not healthy, and what was trimmed.")
+    truncated: Truncation
+    indexing_in_progress: bool = False
+    index_generation: int
+    dense_coverage: float = Field(description="Share of chunks that have semantic vectors (1.0 = all).")
+    took_ms: float
+    mode: str
+
+
+class OpenFileOutput(BaseModel):
+    path: str = Field(description="The file, relative to the repository root.")
+    start_line: int
+    end_line: int
+    total_lines: int = Field(description="Lines in the whole file.")
+    lines: list[str] = Field(description="The exact lines start_line..end_line from disk, without line ends.")
+    file_hash: str = Field(description="16 hex digits of sha256 over the file's text (as the index records it).")
+    mtime: float = Field(description="Modification time, seconds since the epoch.")
+    size: int
+    truncated: bool = Field(description="True when the range was longer than one answer carries.")
+    next_start_line: int | None = Field(None, description="Where to continue when truncated.")
+    index_state: Literal["current", "stale", "not_indexed", "unknown"] = Field(
+        description="Whether the index holds this exact version of the file.")
+    message: str | None = None
+
+
+class Progress(BaseModel):
+    phase: str = Field(description="starting, scanning, chunking, sparse, dense, idle or error.")
+    files_scanned: int
+    files_total: int
+    chunks_indexed: int
+    chunks_embedded: int
+    chunks_total: int
+
+
+class StatusOutput(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    root: str
+    role: Literal["owner", "attached", "direct"] = Field(
+        description="owner: this process indexes; attached: it forwards to the owner process.")
+    pid: int
+    owner_pid: int | None = None
+    indexing_in_progress: bool
+    progress: Progress | None = None
+    watcher_running: bool | None = None
+    backend_reachable: bool | None = Field(
+        None, description="Whether the store and embedder answered (null: not checked yet); see last_error.")
+    last_error: str | None = None
+    index_generation: int | None = None
+    files_indexed: int | None = None
+    chunks_indexed: int | None = None
+    chunks_embedded: int | None = None
+    dense_coverage: float | None = None
+    index_config_mismatch: bool | None = None
+    preset: str | None = None

@@ -1,0 +1,306 @@
+"""``probe mcp``: the MCP stdio server. It maps three tools onto an ``Engine`` and shapes answers.
+
+Whether this process indexes (owner) or forwards to another ``probe mcp`` on the same repository
+(attached) is the engine's business (``probe_core/engine``); tools look the same either way.
+
+Startup stays fast: the engine, and with it the heavy imports (onnxruntime, Qdrant Edge,
+tree-sitter), starts in the server's lifespan, after the stdio transport owns the real stdout,
+and does its work on background threads while ``initialize`` and ``tools/list`` are answered.
+
+Stdout carries protocol messages only: from the first line of ``run_stdio`` fd 1 points at stderr
+and the wire lives on a private duplicate that only the SDK's stdio transport writes to
+(``_StdoutGuard``), so stray prints from any library, Python or C, land on stderr. Logs go to
+stderr and ``.probe/logs/probe-mcp.log``.
+"""
+from __future__ import annotations
+
+import logging
+import logging.handlers
+import os
+import signal
+import sys
+from collections.abc import Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Literal
+
+import anyio
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import Field
+
+from .errors import ProbeError
+from .mcp_schemas import OpenFileOutput, SearchFilters, SearchOutput, StatusOutput
+
+log = logging.getLogger("probe.mcp")
+
+INSTRUCTIONS = """\
+Probe searches this repository by meaning and by identifiers at once (semantic + BM25 hybrid), \
+keeps its index fresh as files change, and reads exact lines from disk.
+
+When to use which tool:
+- search: questions about behaviour or concepts ("where are failed uploads retried?", "how is the \
+session token validated?"), paraphrases, and names you do not know exactly. It beats grep there; \
+for an exact string you already know, grep is fine.
+- open_file: read the exact current lines of a result (pass its `source`, e.g. "src/a.py#L10-L40") \
+before quoting or editing; snippets in search results are short previews.
+- index_status: whether indexing is finished, watcher and backend health, last errors.
+
+Cite results by their `source` (path#Lstart-Lend). `stale: true` means the file changed since it \
+was indexed: re-read it with open_file. `status: uncertain` means the index is incomplete (still \
+being built, or semantic vectors still filling in): results may miss things, so confirm with grep.\
+"""
+
+SEARCH_DOC = """\
+Find code and docs in this repository by meaning and by identifiers (hybrid semantic + BM25).
+
+Use it for concept and paraphrase questions ("where do we throttle concurrent requests?"), for \
+unknown names, and to locate an implementation before reading it; use grep for exact strings you \
+already know. Returns ranked line ranges with a short snippet and a `source` (path#Lstart-Lend): \
+cite `source`, and call open_file(source) for the full, current text before editing. The answer \
+fits `max_tokens`; anything trimmed is reported in `truncated`."""
+
+OPEN_FILE_DOC = """\
+Read exact lines of a repository file from disk, with line numbers, file_hash and mtime.
+
+The authority for file content: use it on a search result's `source` ("src/a.py#L10-L40") or a \
+path plus start_line/end_line before quoting or editing. Paths are relative to the repository \
+root; anything resolving outside it (../, absolute paths elsewhere, symlinks out) is refused. \
+Long ranges come back in pages of 400 lines (`next_start_line`)."""
+
+STATUS_DOC = """\
+Report the index: files and chunks indexed, whether indexing is still in progress (with progress), \
+file-watcher and backend health, the index generation, and recent errors. Call it when search says \
+`uncertain` or fails."""
+
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+
+
+class _EngineSlot:
+    """Holds the engine the lifespan starts; tools reach it through here."""
+
+    def __init__(self, factory: Callable[[], object]):
+        self.factory = factory
+        self.engine = None
+
+    def get(self):
+        if self.engine is None:
+            raise ToolError("Probe is starting; try again in a moment")
+        return self.engine
+
+
+def _call(fn, *args, **kwargs):
+    """Run an engine call; every failure becomes a ToolError whose message the agent can act on."""
+    try:
+        return fn(*args, **kwargs)
+    except ToolError:
+        raise
+    except ProbeError as exc:
+        raise ToolError(str(exc)) from exc
+    except Exception as exc:
+        log.exception("tool failed")
+        raise ToolError(f"internal error: {type(exc).__name__}: {exc} (details in .probe/logs/probe-mcp.log)") from exc
+
+
+def render_search(out: dict) -> str:
+    """The short text rendering of a search answer (the structured content carries the same)."""
+    lines = []
+    if out.get("status") != "healthy" or out.get("message"):
+        lines.append(f"[{out.get('status')}] {out.get('message') or ''}".rstrip())
+    if not out["results"]:
+        lines.append("No results.")
+    for i, r in enumerate(out["results"], 1):
+        tags = [t for t in (r.get("symbol"), r.get("chunk_kind")) if t]
+        flags = " STALE (file changed since indexing; open_file for current text)" if r.get("stale") else ""
+        lines.append(f"{i}. {r['source']}" + (f"  ({', '.join(tags)})" if tags else "") + flags)
+        for n, text in enumerate((r.get("snippet") or "").split("\n"), r["start_line"]):
+            lines.append(f"{n:>6}  {text}")
+        if r.get("snippet_truncated"):
+            lines.append(f"{'':>6}  … open_file(\"{r['source']}\") for lines {r['start_line']}-{r['end_line']}")
+    lines.append(f"({len(out['results'])} results, {out.get('took_ms', 0):.0f} ms, "
+                 f"index generation {out.get('index_generation')}, dense coverage {out.get('dense_coverage', 0):.0%})")
+    return "\n".join(lines)
+
+
+def render_open_file(out: dict) -> str:
+    head = (f"{out['path']} lines {out['start_line']}-{out['end_line']} of {out['total_lines']} "
+            f"(file_hash {out['file_hash']}, index {out['index_state']})")
+    body = [f"{n:>6}\t{text}" for n, text in enumerate(out["lines"], out["start_line"])]
+    tail = [out["message"]] if out.get("message") else []
+    return "\n".join([head, *body, *tail])
+
+
+def render_status(st: dict) -> str:
+    p = st.get("progress") or {}
+    parts = [
+        f"role {st.get('role')} (owner pid {st.get('owner_pid')}), root {st.get('root')}",
+        f"indexing in progress: {st.get('indexing_in_progress')}"
+        + (f" — {p.get('phase')}: {p.get('files_scanned')}/{p.get('files_total')} files, "
+           f"{p.get('chunks_embedded')}/{p.get('chunks_total')} chunks embedded" if p else ""),
+        f"files {st.get('files_indexed')}, chunks {st.get('chunks_indexed')}, dense coverage "
+        f"{st.get('dense_coverage')}, generation {st.get('index_generation')}",
+        f"watcher running: {st.get('watcher_running')}, backend reachable: {st.get('backend_reachable')}",
+    ]
+    if st.get("last_error"):
+        parts.append(f"last error: {st['last_error']}")
+    return "\n".join(parts)
+
+
+def build_server(engine_factory: Callable[[], object], *, default_max_tokens: int = 6000) -> MCPServer:
+    """The MCP server; ``engine_factory`` runs in the lifespan (after the transport is up)."""
+    slot = _EngineSlot(engine_factory)
+
+    @asynccontextmanager
+    async def lifespan(_server):
+        slot.engine = await anyio.to_thread.run_sync(slot.factory)
+        try:
+            yield {}
+        finally:
+            engine, slot.engine = slot.engine, None
+            await anyio.to_thread.run_sync(engine.close)
+
+    server = MCPServer(name="probe", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING")
+    server.probe_engine_slot = slot  # run_stdio closes the engine on SIGTERM
+
+    @server.tool(title="Search the codebase", description=SEARCH_DOC, annotations=READ_ONLY)
+    def search(
+        query: Annotated[str, Field(
+            min_length=1,
+            description="What you are looking for, in words or code terms: a behaviour "
+                        "(\"retry failed uploads with backoff\"), a concept, or a (partial) identifier.")],
+        top_k: Annotated[int, Field(ge=1, le=50, description="How many ranges to return.")] = 12,
+        mode: Annotated[Literal["auto", "fast", "quality"], Field(
+            description="fast: hybrid retrieval only; quality: also rerank when a reranker is configured; "
+                        "auto: let Probe choose.")] = "auto",
+        instruction: Annotated[str | None, Field(
+            description="Optional task description for instruction-aware embedders/rerankers, e.g. "
+                        "\"find the implementation, not tests\".")] = None,
+        filters: Annotated[SearchFilters | None, Field(
+            description="Optional: restrict by languages, chunk_kinds, include_globs, exclude_globs, branch.")] = None,
+        max_tokens: Annotated[int, Field(
+            ge=256, le=100_000,
+            description="Budget for this answer (estimated as characters/4). Snippets are shortened, then "
+                        "results dropped, to fit; the answer says what was cut.")] = default_max_tokens,
+    ) -> Annotated[CallToolResult, SearchOutput]:
+        out = _call(slot.get().search, query, top_k=top_k, mode=mode, instruction=instruction,
+                    filters=filters.model_dump(exclude_none=True) if filters else None, max_tokens=max_tokens)
+        return CallToolResult(content=[TextContent(type="text", text=render_search(out))], structured_content=out)
+
+    @server.tool(title="Open file lines", description=OPEN_FILE_DOC, annotations=READ_ONLY)
+    def open_file(
+        path: Annotated[str, Field(
+            min_length=1,
+            description="File path relative to the repository root, or a search result's source "
+                        "(\"src/a.py#L10-L40\") when start_line/end_line are omitted.")],
+        start_line: Annotated[int | None, Field(ge=1, description="First line to read (1-based). Default 1.")] = None,
+        end_line: Annotated[int | None, Field(
+            ge=1, description="Last line to read (inclusive). Default: the end of the file (paged).")] = None,
+    ) -> Annotated[CallToolResult, OpenFileOutput]:
+        out = _call(slot.get().open_file, path, start_line, end_line)
+        return CallToolResult(content=[TextContent(type="text", text=render_open_file(out))], structured_content=out)
+
+    @server.tool(title="Index status", description=STATUS_DOC, annotations=READ_ONLY)
+    def index_status() -> Annotated[CallToolResult, StatusOutput]:
+        st = _call(slot.get().index_status)
+        return CallToolResult(content=[TextContent(type="text", text=render_status(st))], structured_content=st)
+
+    return server
+
+
+def find_root(start: Path) -> Path:
+    """The workspace for a server started without ``--root``: the nearest directory at or above
+    ``start`` that has a Probe index, else the nearest git repository, else ``start``."""
+    start = start.resolve()
+    for marker in (Path(".probe") / "config.json", Path(".git")):
+        for d in (start, *start.parents):
+            if (d / marker).exists():
+                return d
+    return start
+
+
+def configure_logging(root: Path) -> None:
+    """Probe's logs to stderr and a rotating ``.probe/logs/probe-mcp.log``; never to stdout."""
+    level = os.environ.get("PROBE_LOG", "INFO").upper()
+    fmt = logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+    handlers: list[logging.Handler] = []
+    try:
+        log_dir = root / ".probe" / "logs"
+        log_dir.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.handlers.RotatingFileHandler(log_dir / "probe-mcp.log", maxBytes=2_000_000,
+                                                             backupCount=3, encoding="utf-8"))
+    except OSError as exc:
+        print(f"probe: cannot write logs under {root / '.probe'}: {exc}", file=sys.stderr)
+    handlers.append(logging.StreamHandler(sys.stderr))
+    probe_log = logging.getLogger("probe")
+    for h in handlers:
+        h.setFormatter(fmt)
+        probe_log.addHandler(h)
+    probe_log.setLevel(level)
+    probe_log.propagate = False
+
+
+class _StdoutGuard:
+    """Keep everything but the MCP transport off the real stdout, from the first line on.
+
+    fd 1 is pointed at stderr at once (C libraries, child processes); the wire lives on a private
+    duplicate. ``sys.stdout`` is stderr except while the SDK's ``stdio_server`` starts: it takes
+    the stream it will serve from ``sys.stdout`` at that moment, so ``wire()`` hands it the private
+    duplicate and ``seal()`` (first thing in the lifespan, once it has it) takes it back.
+    """
+
+    def __init__(self):
+        import io
+
+        self._wire = io.TextIOWrapper(io.FileIO(os.dup(1), "wb", closefd=True), encoding="utf-8",
+                                      write_through=True)
+        os.dup2(2, 1)
+        sys.stdout = sys.stderr
+
+    def wire(self) -> None:
+        sys.stdout = self._wire
+
+    def seal(self) -> None:
+        sys.stdout = sys.stderr
+
+
+def run_stdio(root: Path | None = None) -> int:
+    """Serve MCP over stdin/stdout for ``root`` until the client disconnects."""
+    from .engine import EngineSettings, open_engine
+
+    guard = _StdoutGuard()
+    root = Path(root).expanduser().resolve() if root else find_root(Path.cwd())
+    if not root.is_dir():
+        raise ProbeError(f"{root} is not a directory")
+    configure_logging(root)
+    settings = EngineSettings.from_env()
+
+    def start_engine():
+        guard.seal()
+        return open_engine(root, settings=settings)
+
+    server = build_server(start_engine, default_max_tokens=settings.default_max_tokens)
+    log.info("probe mcp starting for %s (pid %d)", root, os.getpid())
+
+    def _terminate(signum, _frame):
+        # A client stopping us. The transport's stdin reader sits in a thread that cancellation
+        # cannot reach, so close the engine (flush the index, drop the owner lock) right here.
+        log.info("signal %d: shutting down", signum)
+        engine = server.probe_engine_slot.engine
+        if engine is not None:
+            try:
+                engine.close()
+            except Exception:
+                log.exception("closing the engine failed")
+        logging.shutdown()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, _terminate)
+    guard.wire()
+    try:
+        server.run("stdio")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        guard.seal()
+    return 0
