@@ -70,10 +70,11 @@ def check_identity(ws: Workspace, *, adopt: bool) -> tuple[str, int]:
     have_model = ws.manifest.get_meta("embedding_model_id")
     have_dims = ws.manifest.get_meta("embedding_dimensions")
     if have_model is None:
-        if adopt:
-            ws.manifest.set_meta("embedding_model_id", emb.model_id)
-            ws.manifest.set_meta("embedding_dimensions", str(emb.dimensions))
-            ws.manifest.set_meta("preset", ws.config.preset)
+        if adopt:  # one transaction: a concurrent reader never sees half an identity
+            with ws.manifest.transaction() as db:
+                db.executemany("INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", [
+                    ("embedding_model_id", emb.model_id), ("embedding_dimensions", str(emb.dimensions)),
+                    ("preset", ws.config.preset)])
         return emb.model_id, emb.dimensions
     if have_model != emb.model_id or int(have_dims or 0) != emb.dimensions:
         raise IndexConfigMismatch(

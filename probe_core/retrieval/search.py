@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 import pathspec
 
 from .. import sparse
-from ..errors import ConfigError, ProbeError
+from ..errors import BackendUnavailable, ConfigError, EmbeddingError, ProbeError
 from ..records import SearchResult
 from ..storage.protocol import HybridQuery, StoreFilter, StoreHit
 from ..workspace import Workspace
@@ -148,6 +148,20 @@ def _expand(ws: Workspace, r: _Range) -> None:
                 r.start, r.end = min(r.start, row.start_line), max(r.end, row.end_line)
 
 
+@dataclass(slots=True)
+class _Ranked:
+    """What the cache keeps: the ranked ranges and how they were made. Snippets and ``stale`` are
+    not cached: they are read from disk on every call, so an edit shows at once."""
+
+    ranges: list[_Range]
+    rerank_scores: dict[int, float]
+    notes: list[str]
+    status: str
+    coverage: float
+    mode: str
+    cacheable: bool = True
+
+
 def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", instruction: str | None = None,
            filters: dict | SearchFilters | None = None) -> SearchResponse:
     """Answer a natural-language or identifier query over the workspace's index."""
@@ -163,15 +177,48 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
 
     check_identity(ws, adopt=False)
     man = ws.manifest
-    key = (ws.workspace_id, man.generation, ws.state_version, DEFAULT_WEIGHTS, TEST_PENALTY, query, top_k, mode, instruction,
-           json.dumps(dataclasses.asdict(flt), sort_keys=True))
-    cached = _cache.get(key)
-    if cached is not None:
-        return dataclasses.replace(cached, took_ms=(time.perf_counter() - t0) * 1000, extra={"cached": True})
+    key = (ws.workspace_id, man.generation, ws.state_version, DEFAULT_WEIGHTS, TEST_PENALTY, query, top_k, mode,
+           instruction, json.dumps(dataclasses.asdict(flt), sort_keys=True))
+    ranked = _cache.get(key)
+    cached = ranked is not None
+    files = FileLines(ws.root)
+    if ranked is None:
+        ranked = _rank(ws, query, top_k, mode, instruction, flt, files)
+        if ranked.cacheable:
+            _cache.put(key, ranked)
 
-    counts = man.counts()
+    results: list[SearchResult] = []
+    for r in ranked.ranges:
+        best = r.best
+        stale = any(files.is_stale(h.payload["file_path"], int(h.payload["start_line"]), int(h.payload["end_line"]),
+                                   h.payload.get("chunk_hash", "")) for h in r.hits)
+        signals = {"dense_rank": best.dense_rank, "bm25_rank": best.bm25_rank}
+        if id(r) in ranked.rerank_scores:
+            signals["rerank_score"] = round(ranked.rerank_scores[id(r)], 6)
+        results.append(SearchResult(
+            path=r.path, start_line=r.start, end_line=r.end, snippet=files.snippet(r.path, r.start, r.end),
+            score=r.score, stale=stale, symbol=best.payload.get("symbol"), language=best.payload.get("language"),
+            chunk_kind=best.payload.get("chunk_kind"), signals=signals,
+        ))
+    return SearchResponse(results=results, status=ranked.status, message="; ".join(ranked.notes) or None,
+                          took_ms=(time.perf_counter() - t0) * 1000, generation=man.generation,
+                          dense_coverage=ranked.coverage, mode=ranked.mode,
+                          extra={"cached": True} if cached else {})
+
+
+def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | None, flt: SearchFilters,
+          files: FileLines) -> _Ranked:
+    """Query the store and order, merge, rerank and expand the hits (everything but disk reads)."""
+    counts = ws.manifest.counts()
     coverage = counts["chunks_dense"] / counts["chunks"] if counts["chunks"] else 0.0
-    dense_vec = ws.embedder.embed_query(query, instruction) if counts["chunks_dense"] else None
+    status, notes, cacheable = "healthy", [], True
+    dense_vec = None
+    if counts["chunks_dense"]:
+        try:
+            dense_vec = ws.embedder.embed_query(query, instruction)
+        except (BackendUnavailable, EmbeddingError) as exc:  # the embedder died: answer lexically, say so, retry next time
+            status, cacheable = "degraded", False
+            notes.append(f"embedder unavailable ({exc}); lexical (BM25) results only")
     store_filter = StoreFilter(
         workspace_id=ws.workspace_id, file_paths=_file_filter(ws, flt), languages=flt.languages,
         chunk_kinds=flt.chunk_kinds, branch=flt.branch,
@@ -186,45 +233,26 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
                 h.score *= TEST_PENALTY
         hits.sort(key=lambda h: -h.score)
 
-    files = FileLines(ws.root)
     ranges = _merge(hits)
     effective = mode if mode != "auto" else ("quality" if ws.config.reranker_url else "fast")
     rerank_scores: dict[int, float] = {}
-    rerank_note = None
     if effective == "quality":
-        ranges, rerank_scores, rerank_note = _rerank(ws, query, instruction, ranges, files)
+        ranges, rerank_scores, note = _rerank(ws, query, instruction, ranges, files)
+        if note:
+            notes.append(note)
+            cacheable = cacheable and "did not answer" not in note  # a fallback is worth retrying
     ranges = ranges[:top_k]
-    results: list[SearchResult] = []
-    for rank, r in enumerate(ranges):
-        if rank < EXPAND_TOP:
-            _expand(ws, r)
-        best = r.best
-        stale = any(files.is_stale(h.payload["file_path"], int(h.payload["start_line"]), int(h.payload["end_line"]),
-                                   h.payload.get("chunk_hash", "")) for h in r.hits)
-        signals = {"dense_rank": best.dense_rank, "bm25_rank": best.bm25_rank}
-        if id(r) in rerank_scores:
-            signals["rerank_score"] = round(rerank_scores[id(r)], 6)
-        results.append(SearchResult(
-            path=r.path, start_line=r.start, end_line=r.end, snippet=files.snippet(r.path, r.start, r.end),
-            score=r.score, stale=stale, symbol=best.payload.get("symbol"), language=best.payload.get("language"),
-            chunk_kind=best.payload.get("chunk_kind"), signals=signals,
-        ))
+    for r in ranges[:EXPAND_TOP]:
+        _expand(ws, r)
 
-    status, message = "healthy", None
     if counts["chunks"] == 0:
-        status, message = "uncertain", "the index is empty: run `probe index` (or wait for the first scan)"
-    elif coverage < 1.0:
         status = "uncertain"
-        message = (f"dense vectors cover {coverage:.0%} of chunks; results lean on lexical (BM25) matching "
-                   "until embedding finishes")
-    if rerank_note:
-        message = ((message + "; ") if message else "") + rerank_note
-    resp = SearchResponse(results=results, status=status, message=message,
-                          took_ms=(time.perf_counter() - t0) * 1000, generation=man.generation,
-                          dense_coverage=coverage, mode=effective)
-    if not (rerank_note and "did not answer" in rerank_note):  # a fallback is worth retrying
-        _cache.put(key, resp)
-    return resp
+        notes.insert(0, "the index is empty: run `probe index` (or wait for the first scan)")
+    elif coverage < 1.0 and status == "healthy":
+        status = "uncertain"
+        notes.insert(0, f"dense vectors cover {coverage:.0%} of chunks; results lean on lexical (BM25) matching "
+                        "until embedding finishes")
+    return _Ranked(ranges, rerank_scores, notes, status, coverage, effective, cacheable)
 
 
 def _rerank(ws: Workspace, query: str, instruction: str | None, ranges: list[_Range],

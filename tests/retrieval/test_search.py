@@ -74,3 +74,30 @@ def test_cache_hit_and_invalidation(ws):
 def test_bad_arguments(ws, kwargs, match):
     with pytest.raises(ConfigError, match=match):
         search(ws, **kwargs)
+
+
+def test_cached_answer_still_reads_stale_and_snippet_from_disk(ws):
+    q = "check_password stored salted hash"
+    first = search(ws, q, top_k=3).results[0]
+    p = ws.root / first.path
+    lines = p.read_text().splitlines()
+    lines[first.start_line - 1] = lines[first.start_line - 1] + "  # edited"
+    p.write_text("\n".join(lines) + "\n")
+    again = search(ws, q, top_k=3)  # no touch(): the ranking comes from the cache
+    assert again.extra.get("cached") is True
+    hit = next(r for r in again.results if r.path == first.path)
+    assert hit.stale is True and "# edited" in hit.snippet
+
+
+def test_dead_embedder_degrades_to_lexical(ws):
+    from probe_core.embedding.tei import TeiEmbedder
+
+    live = ws.embedder
+    dead = TeiEmbedder("http://127.0.0.1:9", model_id=live.model_id, dimensions=live.dimensions, retries=0)
+    ws.set_embedder(dead)
+    resp = search(ws, "parse_line", top_k=3)
+    assert resp.status == "degraded" and "lexical" in resp.message
+    assert resp.results[0].path == "src/http/headers.py"
+    assert resp.results[0].signals["dense_rank"] is None
+    ws.set_embedder(live)
+    assert search(ws, "parse_line", top_k=3).status == "healthy"  # a degraded answer is not cached
