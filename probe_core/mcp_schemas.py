@@ -112,3 +112,34 @@ class StatusOutput(BaseModel):
     dense_coverage: float | None = None
     index_config_mismatch: bool | None = None
     preset: str | None = None
+
+
+class IntelItem(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    path: str = Field(description="File path relative to the repository root.")
+    line: int = Field(description="The line of the call, reference or declaration (1-based).")
+    symbol: str | None = Field(None, description="The definition this location is (or is inside).")
+    kind: str = Field(description="call | reference | import | definition | implementation ...")
+    context: str = Field("", description="The source line, trimmed.")
+    confidence: float = Field(description="1.0 = resolved through scopes/imports; lower = a same-named candidate.")
+
+
+class IntelOutput(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    target: dict | None = Field(description="The definition the question resolved to (path, line, symbol).")
+    items: list[IntelItem]
+    truncated: bool = Field(description="True when max_results or max_tokens cut the list.")
+    source: str = Field(description='"treesitter" (static symbol graph) or "lsp" (a language server answered).')
+
+
+class MapOutput(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    target: dict
+    items: list[dict] = Field(description="Files with their language, line count and (by detail) symbols.")
+    dirs: list[dict] = Field(description="Folders below `depth`, summarised.")
+    text: str = Field(description="The map as indented text.")
+    truncated: bool
+    source: str

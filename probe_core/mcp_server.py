@@ -31,7 +31,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from .errors import ProbeError
-from .mcp_schemas import OpenFileOutput, SearchFilters, SearchOutput, StatusOutput
+from .mcp_schemas import IntelOutput, MapOutput, OpenFileOutput, SearchFilters, SearchOutput, StatusOutput
 
 log = logging.getLogger("probe.mcp")
 
@@ -46,6 +46,13 @@ for an exact string you already know, grep is fine.
 - open_file: read the exact current lines of a result (pass its `source`, e.g. "src/a.py#L10-L40") \
 before quoting or editing; snippets in search results are short previews.
 - index_status: whether indexing is finished, watcher and backend health, last errors.
+- map_code: the shape of the repository or a folder (files, classes, functions, signatures).
+- find_callers / find_callees / find_references / find_implementations: structural questions \
+about one symbol (give `symbol`, e.g. "Router.route", or `file` + `line` of its definition). They \
+resolve names through imports and `self`/`this`, which grep cannot; `confidence` < 1 marks a \
+same-named candidate rather than a resolved one.
+- impact_analysis: before changing a symbol, what calls it, uses its type, implements it, and \
+which tests cover it, with a risk level.
 
 Cite results by their `source` (path#Lstart-Lend). `stale: true` means the file changed since it \
 was indexed: re-read it with open_file. `status: uncertain` means the index is incomplete (still \
@@ -73,6 +80,30 @@ STATUS_DOC = """\
 Report the index: files and chunks indexed, whether indexing is still in progress (with progress), \
 file-watcher and backend health, the index generation, and recent errors. Call it when search says \
 `uncertain` or fails."""
+
+SYMBOL_DOC = ("The symbol's name: a function, class or method (`Type.method`). Or omit it and give "
+              "`file` + `line` of the definition.")
+INTEL_DOCS = {
+    "find_callers": "Every call site of a function or method (with the calling definition), resolved through "
+                    "imports and self/this; `depth` > 1 follows callers of callers. Beats grep on common names.",
+    "find_callees": "The functions a function calls, as their definition locations in this repository "
+                    "(library calls left out); `depth` > 1 follows them transitively (cycles cut).",
+    "find_references": "Every use of a symbol: calls, imports, type annotations, subclassing "
+                       "(`include_declaration` adds the definition).",
+    "find_implementations": "Classes/types implementing an interface, trait or protocol, or subclassing a class "
+                            "(transitively; Go by method set).",
+    "impact_analysis": "What breaks if this symbol changes: direct callers, type references, implementations and "
+                       "tests covering it, with file/function counts and a risk level, within `max_tokens`.",
+}
+
+# argument types shared by the code-intelligence tools (module level: the SDK evaluates annotations)
+Symbol = Annotated[str | None, Field(description=SYMBOL_DOC)]
+File = Annotated[str | None, Field(description="File of the definition (with `line`), relative to the root.")]
+Line = Annotated[int | None, Field(ge=1, description="Line of the definition in `file`.")]
+MaxResults = Annotated[int, Field(ge=1, le=500, description="At most this many locations.")]
+MaxTokens = Annotated[int, Field(ge=256, le=100_000, description="Budget for the answer (characters/4).")]
+Depth = Annotated[int, Field(ge=1, le=5, description="1 = direct only; more follows the graph (cycles cut).")]
+
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 
@@ -205,7 +236,75 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
         st = _call(slot.get().index_status)
         return CallToolResult(content=[TextContent(type="text", text=render_status(st))], structured_content=st)
 
+    def intel(tool: str, args: dict) -> CallToolResult:
+        out = _call(slot.get().intel, tool, args)
+        return CallToolResult(content=[TextContent(type="text", text=render_intel(out))], structured_content=out)
+
+    @server.tool(title="Map the code", annotations=READ_ONLY, description=(
+        "The structure of the repository or a folder: files, and (by `detail`) classes, functions and "
+        "signatures, within `max_tokens`. Start here in an unfamiliar codebase."))
+    def map_code(
+        path: Annotated[str, Field(description="Folder or file relative to the root.")] = ".",
+        depth: Annotated[int, Field(ge=1, le=10, description="Folder levels to expand.")] = 2,
+        detail: Annotated[Literal["files", "signatures", "full"], Field(
+            description="files: paths only; signatures: + definitions; full: + docstrings.")] = "signatures",
+        language: Annotated[str | None, Field(description="Only this language, e.g. \"go\".")] = None,
+        max_tokens: MaxTokens = 4000,
+    ) -> Annotated[CallToolResult, MapOutput]:
+        return intel("map_code", {"path": path, "depth": depth, "detail": detail, "language": language,
+                                  "max_tokens": max_tokens})
+
+    @server.tool(title="Find callers", description=INTEL_DOCS["find_callers"], annotations=READ_ONLY)
+    def find_callers(symbol: Symbol = None, file: File = None, line: Line = None, depth: Depth = 1,
+                     max_results: MaxResults = 50, max_tokens: MaxTokens = 4000) -> Annotated[CallToolResult, IntelOutput]:
+        return intel("find_callers", {"symbol": symbol, "file": file, "line": line, "depth": depth,
+                                      "max_results": max_results, "max_tokens": max_tokens})
+
+    @server.tool(title="Find callees", description=INTEL_DOCS["find_callees"], annotations=READ_ONLY)
+    def find_callees(symbol: Symbol = None, file: File = None, line: Line = None, depth: Depth = 1,
+                     max_results: MaxResults = 50, max_tokens: MaxTokens = 4000) -> Annotated[CallToolResult, IntelOutput]:
+        return intel("find_callees", {"symbol": symbol, "file": file, "line": line, "depth": depth,
+                                      "max_results": max_results, "max_tokens": max_tokens})
+
+    @server.tool(title="Find references", description=INTEL_DOCS["find_references"], annotations=READ_ONLY)
+    def find_references(symbol: Symbol = None, file: File = None, line: Line = None,
+                        include_declaration: Annotated[bool, Field(description="Also list the definition.")] = False,
+                        max_results: MaxResults = 50,
+                        max_tokens: MaxTokens = 4000) -> Annotated[CallToolResult, IntelOutput]:
+        return intel("find_references", {"symbol": symbol, "file": file, "line": line,
+                                         "include_declaration": include_declaration,
+                                         "max_results": max_results, "max_tokens": max_tokens})
+
+    @server.tool(title="Find implementations", description=INTEL_DOCS["find_implementations"], annotations=READ_ONLY)
+    def find_implementations(symbol: Symbol = None, file: File = None, line: Line = None,
+                             max_results: MaxResults = 50,
+                             max_tokens: MaxTokens = 4000) -> Annotated[CallToolResult, IntelOutput]:
+        return intel("find_implementations", {"symbol": symbol, "file": file, "line": line,
+                                              "max_results": max_results, "max_tokens": max_tokens})
+
+    @server.tool(title="Impact analysis", description=INTEL_DOCS["impact_analysis"], annotations=READ_ONLY)
+    def impact_analysis(symbol: Symbol = None, file: File = None, line: Line = None, depth: Depth = 1,
+                        max_results: MaxResults = 100,
+                        max_tokens: MaxTokens = 4000) -> Annotated[CallToolResult, IntelOutput]:
+        return intel("impact_analysis", {"symbol": symbol, "file": file, "line": line, "depth": depth,
+                                         "max_results": max_results, "max_tokens": max_tokens})
+
     return server
+
+
+def render_intel(out: dict) -> str:
+    """A short text rendering of a code-intelligence answer (the JSON is in structuredContent)."""
+    if "text" in out and "dirs" in out:  # map_code
+        return out["text"] + ("\n(truncated to fit max_tokens)" if out.get("truncated") else "")
+    t = out.get("target") or {}
+    head = f"{t.get('symbol', '?')} ({t.get('path', '?')}:{t.get('line', '?')}): {len(out['items'])} locations"
+    if out.get("truncated"):
+        head += " (truncated)"
+    lines = [head] + [f"{i['path']}:{i['line']} {i.get('symbol') or ''} [{i['kind']}] {i.get('context', '')[:100]}"
+                      for i in out["items"][:40]]
+    if out.get("message"):
+        lines.append(out["message"])
+    return "\n".join(lines)
 
 
 def find_root(start: Path) -> Path:

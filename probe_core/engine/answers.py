@@ -189,3 +189,17 @@ def open_file_answer(root: Path, path: str, start_line: int | None = None, end_l
         "index_state": index_state,
         "message": "; ".join(notes) or None,
     }
+
+
+INTEL_TOOLS = ("map_code", "find_callers", "find_callees", "find_references", "find_implementations",
+               "impact_analysis")
+
+
+def intel_answer(ws: "Workspace", tool: str, args: dict) -> dict:
+    """A code-intelligence answer (``probe_core.intel``) as a JSON-ready dict; same on every face."""
+    if tool not in INTEL_TOOLS:
+        raise ConfigError(f"unknown code-intelligence tool {tool!r}; one of {', '.join(INTEL_TOOLS)}")
+    from .. import intel
+
+    args = {k: v for k, v in args.items() if v is not None}
+    return getattr(intel, tool)(ws, **args).to_dict()

@@ -37,6 +37,9 @@ class AttachedEngine:
     def open_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
         return self._call("open_file", {"path": path, "start_line": start_line, "end_line": end_line})
 
+    def intel(self, tool: str, args: dict) -> dict:
+        return self._call("intel", {"tool": tool, "args": args})
+
     def index_status(self) -> dict:
         out = self._call("index_status", {})
         out["role"] = self.role

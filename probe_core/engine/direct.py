@@ -33,6 +33,11 @@ class DirectEngine:
 
         return open_file_answer(self.root, path, start_line, end_line, ws=self.ws)
 
+    def intel(self, tool: str, args: dict) -> dict:
+        from .answers import intel_answer
+
+        return intel_answer(self.ws, tool, args)
+
     def index_status(self) -> dict:
         from ..indexing.status import index_status
 

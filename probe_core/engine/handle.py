@@ -119,6 +119,9 @@ class EngineHandle:
     def index_status(self) -> dict:
         return self._call("index_status")
 
+    def intel(self, tool: str, args: dict) -> dict:
+        return self._call("intel", tool, args)
+
     def close(self) -> None:
         self._closed.set()
         with self._switch:

@@ -23,5 +23,9 @@ class Engine(Protocol):
         """Counts, progress, watcher and backend health, and which process answers."""
         ...
 
+    def intel(self, tool: str, args: dict) -> dict:
+        """map_code / find_* / impact_analysis (``answers.intel_answer``)."""
+        ...
+
     def close(self) -> None:
         ...

@@ -382,6 +382,14 @@ class OwnerEngine:
 
         return open_file_answer(self.root, path, start_line, end_line, ws=self._ws)
 
+    def intel(self, tool: str, args: dict) -> dict:
+        """Code intelligence over the symbol graph (read on its own SQLite connection)."""
+        from .answers import intel_answer
+
+        ws = self._workspace()
+        with self._searching():  # like a search: background embedding yields meanwhile
+            return intel_answer(ws, tool, args)
+
     def _indexing_in_progress(self) -> bool:
         return (not self._first_scan_done.is_set() or self._scanning or self._scan_requested()
                 or self._dense_pending)
@@ -436,6 +444,8 @@ class OwnerEngine:
             return self.open_file(**params)
         if method == "index_status":
             return self.index_status()
+        if method == "intel":
+            return self.intel(params["tool"], params.get("args") or {})
         if method == "ping":
             return {"pid": os.getpid(), "root": str(self.root)}
         raise ProbeError(f"unknown engine method {method!r}")

@@ -1,0 +1,38 @@
+"""The code-intelligence tools through the real stdio client, on the owner and on an attached process."""
+from __future__ import annotations
+
+import pytest
+
+from .conftest import call, probe_mcp, wait_indexed
+
+
+@pytest.mark.asyncio
+async def test_intel_tools_answer_on_owner_and_attached(repo):
+    async with probe_mcp(repo) as owner:
+        await wait_indexed(owner)
+        r = await call(owner, "find_callers", {"symbol": "hash_password"})
+        assert not r.is_error, r.content[0].text
+        out = r.structured_content
+        assert out["source"] == "treesitter"
+        callers = {(i["path"], i["line"]) for i in out["items"]}
+        assert ("src/auth/passwords.py", 18) in callers  # check_password calls it
+        assert ("tests/test_passwords.py", 5) in callers
+        assert "hash_password" in r.content[0].text
+
+        r = await call(owner, "find_callees", {"symbol": "HeaderParser.parse_block"})
+        assert {i["symbol"] for i in r.structured_content["items"]} >= {"HeaderParser.parse_line"}
+
+        r = await call(owner, "map_code", {"path": ".", "detail": "signatures"})
+        assert not r.is_error and "router/mux.go" in r.structured_content["text"]
+
+        r = await call(owner, "impact_analysis", {"symbol": "hash_password"})
+        assert not r.is_error and r.structured_content["items"]
+
+        r = await call(owner, "find_references", {"symbol": "no_such_symbol_anywhere"})
+        assert r.is_error and "no_such_symbol_anywhere" in r.content[0].text
+        assert not (await call(owner, "index_status")).is_error  # still answering
+
+        async with probe_mcp(repo) as attached:
+            r2 = await call(attached, "find_callers", {"symbol": "hash_password"})
+            assert not r2.is_error
+            assert {(i["path"], i["line"]) for i in r2.structured_content["items"]} == callers
