@@ -69,7 +69,7 @@ def test_up_status_logs_events_doctor_down(engine_env, tmp_path):
 
         # the doctor sees the running stack, and that the port is a local container's
         cfg = WorkspaceConfig(preset="embedded", qdrant_url=f"http://127.0.0.1:{ports['qdrant']}")
-        checks = {c.name: c for c in run_doctor(cfg, root=tmp_path, reading=NvmlReading.no_gpu("x"),
+        checks = {c.name: c for c in run_doctor(cfg, root=tmp_path, reading=NvmlReading.no_gpu("x"), timeout_s=15,
                                                  project=ctl.project)}
         assert checks["docker"].status == "ok"
         assert checks["stack"].status == "ok" and "tei: running, healthy" in checks["stack"].detail
