@@ -1,0 +1,1 @@
+"""One screen a module: dashboard, search, doctor, setup, help, and the file view."""

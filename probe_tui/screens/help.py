@@ -1,0 +1,38 @@
+"""The help screen (``?``): every key, what each screen shows."""
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.screen import ModalScreen
+from textual.widgets import Static
+
+HELP = """\
+[b]Probe[/] — local code search for coding agents
+
+[b]Screens[/]
+  [b]i[/]  dashboard   live indexing, watcher, backend, errors
+  [b]/[/]  search      query, filters, results, preview
+  [b]d[/]  doctor      hardware and stack checks with fixes
+  [b]s[/]  setup       hardware, preset, stack, first index
+
+[b]Search[/]
+  type to search · [b]enter[/] jump to results · [b]↑↓ j k[/] move
+  [b]enter[/] on a result opens its whole range · [b]esc[/] back
+  [b]m[/] mode auto → fast → quality · [b]e[/] rerank instruction
+
+[b]Everywhere[/]
+  [b]ctrl+p[/] command palette · [b]t[/] light/dark · [b]x[/] rescan
+  [b]r[/] re-run doctor · [b]?[/] this help · [b]q[/] quit
+
+[dim]esc or ? closes this help[/]"""
+
+
+class HelpScreen(ModalScreen):
+    """A modal over the current screen."""
+
+    BINDINGS = [Binding("escape,question_mark,q", "app.pop_screen", "Close")]
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="help"):
+            yield Static(HELP)

@@ -1,0 +1,65 @@
+"""The search screen on a real indexed repository: type, see results, move, the preview follows."""
+from __future__ import annotations
+
+import pytest
+
+from probe_tui.app import ProbeApp
+from probe_tui.screens.file_view import FileViewScreen
+from probe_tui.screens.search import SearchScreen
+
+from .conftest import FAST_ENGINE, index_settled, wait_for
+
+pytestmark = pytest.mark.asyncio
+
+
+async def test_type_query_results_move_and_preview(configured_repo):
+    app = ProbeApp(configured_repo, engine_settings=FAST_ENGINE)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: index_settled(app), what="the first index")
+        await pilot.press("slash")
+        screen = app.screen
+        assert isinstance(screen, SearchScreen)
+        await pilot.press(*"hash a password with salt")
+        await wait_for(pilot, lambda: screen.results, what="results")
+        assert screen.results[0]["path"] == "src/auth/passwords.py"
+        await wait_for(pilot, lambda: screen.preview_source is not None, what="the preview")
+        first = screen.preview_source
+        assert first.startswith("src/auth/passwords.py#L")
+        info = str(screen.query_one("#search-info").render())
+        assert "results" in info and "ms" in info
+
+        await pilot.press("enter")  # from the query box: to the results list
+        await pilot.press("j")
+        await wait_for(pilot, lambda: screen.preview_source != first, what="the preview to follow the cursor")
+        second = screen.results[1]
+        assert screen.preview_source == f"{second['path']}#L{second['start_line']}-L{second['end_line']}"
+        await pilot.press("k")
+        await wait_for(pilot, lambda: screen.preview_source == first, what="the preview to come back")
+
+        await pilot.press("enter")  # open the whole range
+        await wait_for(pilot, lambda: isinstance(app.screen, FileViewScreen), what="the file view")
+        view = app.screen
+        await wait_for(pilot, lambda: "of " in str(view.query_one("#file-title").render()), what="file lines")
+        await pilot.press("escape")
+        assert app.screen is screen
+
+
+async def test_mode_toggle_and_filters(configured_repo):
+    app = ProbeApp(configured_repo, engine_settings=FAST_ENGINE)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: index_settled(app), what="the first index")
+        await pilot.press("slash")
+        screen = app.screen
+        await pilot.press(*"router handler", "enter")
+        await wait_for(pilot, lambda: screen.last_answer is not None, what="an answer")
+        assert screen.mode == "auto"
+        await pilot.press("m")
+        assert screen.mode == "fast"
+        await wait_for(pilot, lambda: screen.last_answer.get("mode") == "fast", what="a fast answer")
+        screen.query_one("#lang").value = "go"
+        await wait_for(pilot, lambda: screen.results and all(r["language"] == "go" for r in screen.results),
+                       what="go-only results")
+        screen.query_one("#lang").clear()
+        screen.query_one("#kind").value = "doc"
+        await wait_for(pilot, lambda: screen.results and all(r["chunk_kind"] == "doc" for r in screen.results),
+                       what="doc-only results")
