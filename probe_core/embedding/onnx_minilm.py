@@ -60,7 +60,7 @@ class OnnxMiniLMEmbedder:
         self,
         *,
         max_tokens: int = 256,
-        batch_size: int = 8,
+        batch_size: int = 4,
         intra_op_threads: int | None = None,
         model_path: str | Path | None = None,
         tokenizer_path: str | Path | None = None,
@@ -69,8 +69,9 @@ class OnnxMiniLMEmbedder:
 
         ``max_tokens`` counts the [CLS]/[SEP] tokens (256 is the model's training length;
         128 is ~2x faster on code chunks at some loss of tail context). ``intra_op_threads``
-        defaults to the CPUs this process may use. ``batch_size`` 8 measured best here: at 32
-        the int8 graph's intermediates took peak RSS from ~400 MB to ~1 GB and ran slower.
+        defaults to the CPUs this process may use. ``batch_size`` 4 measured best here: larger
+        batches grow the int8 graph's intermediates (peak RSS of a whole index: ~490 MB at 4,
+        ~680 MB at 8, 1.6 GB at 32) and ran no faster on 2 cores (docs/benchmarks.md).
         """
         if not 2 <= max_tokens <= _MAX_POSITIONS:
             raise ConfigError(f"max_tokens must be between 2 and {_MAX_POSITIONS}, got {max_tokens}")

@@ -34,7 +34,7 @@ from ..workspace import Workspace, point_id
 log = logging.getLogger("probe.index")
 
 ProgressCallback = Callable[[IndexProgress], None]
-DENSE_BATCH = 64  # chunks per store update; the embedder sub-batches by 8 (peak RSS, see docs)
+DENSE_BATCH = 64  # chunks per store update; the embedder sub-batches by 4 (peak RSS, see docs)
 
 
 @dataclass(slots=True)
