@@ -5,6 +5,7 @@ Backends open lazily so that ``probe status`` or an MCP ``initialize`` never wai
 from __future__ import annotations
 
 import hashlib
+import sys
 import threading
 import uuid
 from functools import cached_property
@@ -110,6 +111,9 @@ class Workspace:
         self.state_version += 1
 
     def close(self) -> None:
+        lsp = sys.modules.get("probe_core.intel.lsp.session")  # loaded only if a language server was asked
+        if lsp is not None:
+            lsp.close_root(self.root)
         if "store" in self.__dict__:
             self.store.close()
         if "manifest" in self.__dict__:

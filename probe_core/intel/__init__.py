@@ -2,12 +2,12 @@
 
 `map_code` (a repository's structure within a token budget), `find_callers`, `find_callees`,
 `find_references`, `find_implementations` and `impact_analysis` all return the same shape,
-`{target, items, truncated, source}`; `source` is "treesitter" (an LSP backend can later answer
-the same contract). The graph lives in `graph_*` tables of the workspace manifest; the indexer
-updates it per file (`build.file_changed`/`file_removed`), and `ensure_graph` catches up with
-anything indexed without it. Modules: `extract` (tree → rows), `store` (tables), `build`
-(keeping it current), `resolve` (which definition a name means), `targets`, `queries`,
-`impact`, `mapping`.
+`{target, items, truncated, source}`; `source` is "treesitter", or "lsp" when an installed language
+server answered (`lsp`: callers, references, implementations; `message` says why it did not).
+The graph lives in `graph_*` tables of the workspace manifest; the indexer updates it per file
+(`build.file_changed`/`file_removed`), and `ensure_graph` catches up with anything indexed without it.
+Modules: `extract` (tree → rows), `store` (tables), `build` (keeping it current), `resolve` (which
+definition a name means), `targets`, `queries`, `impact`, `mapping`, `lsp`.
 """
 from __future__ import annotations
 

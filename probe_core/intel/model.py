@@ -1,13 +1,14 @@
 """The typed rows of the symbol graph and the result shape every code-intelligence query returns.
 
-`source` names who produced an answer: "treesitter" today; an LSP-backed resolver can later
-return the same shape with `source: "lsp"` (per result and per item), so callers never change.
+`source` names who produced an answer: "treesitter" (the graph) or "lsp" (an installed language
+server answered find_callers/find_references/find_implementations, see `lsp`); same shape either way.
 """
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
 SOURCE_TREESITTER = "treesitter"
+SOURCE_LSP = "lsp"
 
 
 @dataclass(slots=True)

@@ -8,14 +8,14 @@ definition lines (callees, implementations); the most certain come first.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from probe_core.scan import read_text
 from probe_core.workspace import Workspace
 
 from .build import ensure_graph, graph_store
 from .errors import BadQuery
-from .model import Edge, Item, IntelResult, Ref, Symbol
+from .model import SOURCE_LSP, Edge, Item, IntelResult, Ref, Symbol
 from .resolve import TYPE_KINDS, Resolver, family
 from .targets import find_targets
 
@@ -35,7 +35,7 @@ class QueryContext:
         self.res = Resolver(self.store, ws.root)
         self._lines: dict[str, list[str]] = {}
 
-    def line_text(self, path: str, line: int) -> str:
+    def source_line(self, path: str, line: int) -> str:
         lines = self._lines.get(path)
         if lines is None:
             try:
@@ -43,7 +43,10 @@ class QueryContext:
             except Exception:  # noqa: BLE001 - context is decoration; a vanished file gives none
                 lines = []
             self._lines[path] = lines
-        return lines[line - 1].strip()[:160] if 0 < line <= len(lines) else ""
+        return lines[line - 1] if 0 < line <= len(lines) else ""
+
+    def line_text(self, path: str, line: int) -> str:
+        return self.source_line(path, line).strip()[:160]
 
     def targets(self, symbol: str | None, file: str | None, line: int | None) -> list[Symbol]:
         return find_targets(self.ws, self.res, symbol, file, line)
@@ -97,6 +100,19 @@ def finish(targets: list[Symbol], items: list[Item], max_results: int, max_token
                        extra=dict(extra or {}))
 
 
+def answer(ctx: QueryContext, targets: list[Symbol], question: str, graph: Callable[[], list[Item]],
+           max_results: int, max_tokens: int | None, **kwargs) -> IntelResult:
+    """A language server's answer when one is installed and answers (`source: "lsp"`), else the
+    graph's (`graph()`), with `message` saying why the server did not answer."""
+    from .lsp import ask
+
+    lsp = ask(ctx, targets, question, **kwargs)
+    res = finish(targets, graph() if lsp.items is None else _dedupe(lsp.items), max_results, max_tokens)
+    res.source = SOURCE_LSP if lsp.items is not None else res.source
+    res.message = lsp.message
+    return res
+
+
 def _check(max_results: int, depth: int) -> int:
     if max_results < 1:
         raise BadQuery("max_results must be at least 1")
@@ -139,7 +155,9 @@ def find_callers(ws: Workspace, symbol: str | None = None, file: str | None = No
     depth = _check(max_results, depth)
     ctx = QueryContext(ws)
     targets = ctx.targets(symbol, file, line)
-    return finish(targets, caller_items(ctx, targets, depth), max_results, max_tokens)
+    if depth > 1:  # the language server answers one level
+        return finish(targets, caller_items(ctx, targets, depth), max_results, max_tokens)
+    return answer(ctx, targets, "callers", lambda: caller_items(ctx, targets, 1), max_results, max_tokens)
 
 
 # -- callees -----------------------------------------------------------------------------------
@@ -199,7 +217,8 @@ def find_references(ws: Workspace, symbol: str | None = None, file: str | None =
     _check(max_results, 1)
     ctx = QueryContext(ws)
     targets = ctx.targets(symbol, file, line)
-    return finish(targets, reference_items(ctx, targets, include_declaration), max_results, max_tokens)
+    return answer(ctx, targets, "references", lambda: reference_items(ctx, targets, include_declaration),
+                  max_results, max_tokens, include_declaration=include_declaration)
 
 
 # -- implementations ---------------------------------------------------------------------------
@@ -286,7 +305,7 @@ def find_implementations(ws: Workspace, symbol: str | None = None, file: str | N
     ctx = QueryContext(ws)
     targets = ctx.targets(symbol, file, line)
     typed = [t for t in targets if t.kind in TYPE_KINDS] or targets
-    return finish(typed, implementation_items(ctx, typed), max_results, max_tokens)
+    return answer(ctx, typed, "implementations", lambda: implementation_items(ctx, typed), max_results, max_tokens)
 
 
 def _dedupe(items: Iterable[Item]) -> list[Item]:

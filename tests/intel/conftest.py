@@ -26,6 +26,12 @@ def locations(result) -> set[tuple[str, int]]:
     return {(i.path, i.line) for i in result.items}
 
 
+@pytest.fixture(autouse=True)
+def graph_only(monkeypatch):
+    """These tests pin the tree-sitter graph's answers; test_lsp.py turns the language server on."""
+    monkeypatch.setenv("PROBE_LSP", "0")
+
+
 @pytest.fixture
 def project(tmp_path):
     opened: list[Workspace] = []
