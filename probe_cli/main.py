@@ -174,10 +174,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="pass this --root to the server instead of relying on the client's working directory")
     sp.set_defaults(func=cmd_install_mcp)
 
-    from . import intel_verbs, stack_verbs
+    from . import intel_verbs, memory_verbs, stack_verbs
 
     stack_verbs.register(sub)  # doctor, up, down
     intel_verbs.register(sub)  # map, callers, callees, refs, impls, impact
+    memory_verbs.register(sub)  # memory list|add|update|remove
     return p
 
 

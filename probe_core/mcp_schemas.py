@@ -143,3 +143,24 @@ class MapOutput(BaseModel):
     text: str = Field(description="The map as indented text.")
     truncated: bool
     source: str
+
+
+class MemoryRule(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    label: str = Field(description="Unique within its scope: lowercase, hyphenated, at most 15 characters.")
+    scope: Literal["global", "project"] = Field(description="global: every repository; project: this one.")
+    content: str = Field(description="The rule itself, as the agent should follow it.")
+    title: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    created_at: str
+    updated_at: str
+
+
+class MemoryOutput(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    action: str = Field(description="add | update | remove | list")
+    rule: MemoryRule | None = Field(None, description="The rule added, updated or removed (null for list).")
+    rules: list[MemoryRule] = Field(description="All current rules: global first, then the project's, by creation.")
+    message: str

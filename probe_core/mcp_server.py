@@ -31,7 +31,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from .errors import ProbeError
-from .mcp_schemas import IntelOutput, MapOutput, OpenFileOutput, SearchFilters, SearchOutput, StatusOutput
+from .mcp_schemas import IntelOutput, MapOutput, MemoryOutput, OpenFileOutput, SearchFilters, SearchOutput, StatusOutput
 
 log = logging.getLogger("probe.mcp")
 
@@ -53,6 +53,9 @@ resolve names through imports and `self`/`this`, which grep cannot; `confidence`
 same-named candidate rather than a resolved one.
 - impact_analysis: before changing a symbol, what calls it, uses its type, implements it, and \
 which tests cover it, with a risk level.
+- memory: durable rules for this user (scope "global") or repository (scope "project"): add one \
+when the user states a lasting preference or convention ("always use uv", "no mocks in tests"); \
+list them with action "list" or read the resource `probe://memory/rules`. Follow them.
 
 Cite results by their `source` (path#Lstart-Lend). `stale: true` means the file changed since it \
 was indexed: re-read it with open_file. `status: uncertain` means the index is incomplete (still \
@@ -95,6 +98,45 @@ INTEL_DOCS = {
     "impact_analysis": "What breaks if this symbol changes: direct callers, type references, implementations and "
                        "tests covering it, with file/function counts and a risk level, within `max_tokens`.",
 }
+
+MEMORY_DOC = """\
+Keep durable rules the agent must follow in later sessions: user preferences (scope "global", every \
+repository) and project conventions (scope "project", this repository).
+
+Actions: "list" (global rules first, then the project's); "add" (label + content; the label must be \
+new in its scope); "update" (label + any of content, title, tags); "remove" (label). Labels are short, \
+lowercase and hyphenated, at most 15 characters ("use-uv", "no-mocks"). Add a rule when the user states \
+a lasting preference or convention, not for one-off task details. The current rules are also in the \
+resource `probe://memory/rules` and in these instructions at session start."""
+
+MEMORY_RESOURCE = "probe://memory/rules"
+
+
+def memory_instructions(root: Path | None, *, max_chars: int = 3000) -> str:
+    """A short "Memory rules" section for the server instructions, read straight from the stores
+    (cheap SQLite reads); "" when there are none or they cannot be read."""
+    if root is None:
+        return ""
+    try:
+        from .memory.rules import RuleStore, render_rules_markdown
+
+        rules = RuleStore(root).list()
+        if not rules:
+            return ""
+        text = render_rules_markdown(rules, heading="Memory rules (follow these; manage them with the memory tool):")
+    except Exception:
+        log.warning("could not read the memory rules for the instructions", exc_info=True)
+        return ""
+    if len(text) > max_chars:
+        text = text[:max_chars].rsplit("\n", 1)[0] + f"\n… (more: read {MEMORY_RESOURCE})"
+    return text
+
+
+def render_memory(out: dict) -> str:
+    from .memory.rules import render_rules_markdown
+
+    return out["message"] + "\n\n" + render_rules_markdown(out["rules"])
+
 
 # argument types shared by the code-intelligence tools (module level: the SDK evaluates annotations)
 Symbol = Annotated[str | None, Field(description=SYMBOL_DOC)]
@@ -178,8 +220,10 @@ def render_status(st: dict) -> str:
     return "\n".join(parts)
 
 
-def build_server(engine_factory: Callable[[], object], *, default_max_tokens: int = 6000) -> MCPServer:
-    """The MCP server; ``engine_factory`` runs in the lifespan (after the transport is up)."""
+def build_server(engine_factory: Callable[[], object], *, default_max_tokens: int = 6000,
+                 root: Path | None = None) -> MCPServer:
+    """The MCP server; ``engine_factory`` runs in the lifespan (after the transport is up).
+    ``root`` (optional) puts the workspace's memory rules into the instructions."""
     slot = _EngineSlot(engine_factory)
 
     @asynccontextmanager
@@ -191,7 +235,10 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
             engine, slot.engine = slot.engine, None
             await anyio.to_thread.run_sync(engine.close)
 
-    server = MCPServer(name="probe", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING")
+    instructions = INSTRUCTIONS
+    if rules_text := memory_instructions(root):
+        instructions += "\n\n" + rules_text
+    server = MCPServer(name="probe", instructions=instructions, lifespan=lifespan, log_level="WARNING")
     server.probe_engine_slot = slot  # run_stdio closes the engine on SIGTERM
 
     @server.tool(title="Search the codebase", description=SEARCH_DOC, annotations=READ_ONLY)
@@ -289,6 +336,33 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
         return intel("impact_analysis", {"symbol": symbol, "file": file, "line": line, "depth": depth,
                                          "max_results": max_results, "max_tokens": max_tokens})
 
+    @server.tool(title="Memory rules", description=MEMORY_DOC, annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=True, idempotent_hint=False, open_world_hint=False))
+    def memory(
+        action: Annotated[Literal["list", "add", "update", "remove"], Field(
+            description="list: show the rules; add: a new rule; update: change one; remove: delete one.")] = "list",
+        label: Annotated[str | None, Field(
+            description="The rule's label (add/update/remove): lowercase, hyphenated, at most 15 characters, "
+                        "e.g. \"use-uv\".")] = None,
+        content: Annotated[str | None, Field(
+            description="The rule's text (required for add): one instruction the agent must follow.")] = None,
+        scope: Annotated[Literal["project", "global"], Field(
+            description="project: this repository only; global: every repository of this user.")] = "project",
+        title: Annotated[str | None, Field(description="Optional short title.")] = None,
+        tags: Annotated[list[str] | None, Field(description="Optional tags, e.g. [\"testing\"].")] = None,
+    ) -> Annotated[CallToolResult, MemoryOutput]:
+        args = {"label": label, "content": content, "scope": scope, "title": title, "tags": tags}
+        out = _call(slot.get().memory, action, args)
+        return CallToolResult(content=[TextContent(type="text", text=render_memory(out))], structured_content=out)
+
+    @server.resource(MEMORY_RESOURCE, name="memory-rules", title="Memory rules", mime_type="text/markdown",
+                     description="The user's global and this repository's memory rules, as markdown.")
+    def memory_rules() -> str:
+        from .memory.rules import render_rules_markdown
+
+        out = _call(slot.get().memory, "list", {})
+        return render_rules_markdown(out["rules"])
+
     return server
 
 
@@ -378,7 +452,7 @@ def run_stdio(root: Path | None = None) -> int:
         guard.seal()
         return open_engine(root, settings=settings)
 
-    server = build_server(start_engine, default_max_tokens=settings.default_max_tokens)
+    server = build_server(start_engine, default_max_tokens=settings.default_max_tokens, root=root)
     log.info("probe mcp starting for %s (pid %d)", root, os.getpid())
 
     def _terminate(signum, _frame):

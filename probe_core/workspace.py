@@ -70,7 +70,13 @@ class Workspace:
 
     @cached_property
     def project_id(self) -> str:
-        return hashlib.sha256(self.root.name.encode()).hexdigest()[:12]
+        """Remote-based identity (see ``memory.identity``); the folder-name hash if that fails."""
+        try:
+            from .memory.identity import resolve_project_id
+
+            return resolve_project_id(self.root)
+        except Exception:  # noqa: BLE001 - identity must never break opening a workspace
+            return hashlib.sha256(self.root.name.encode()).hexdigest()[:12]
 
     @property
     def branch(self) -> str:

@@ -93,6 +93,12 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
     return root
 
 
+@pytest.fixture(autouse=True)
+def _isolated_probe_data(tmp_path_factory, monkeypatch):
+    """Keep the project registry (``projects.json``) out of the user's home."""
+    monkeypatch.setenv("PROBE_DATA_DIR", str(tmp_path_factory.mktemp("probe-data")))
+
+
 @pytest.fixture
 def repo(tmp_path) -> Path:
     """A small git repository with Python, Go, Markdown, YAML and a test file."""

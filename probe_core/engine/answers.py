@@ -203,3 +203,16 @@ def intel_answer(ws: "Workspace", tool: str, args: dict) -> dict:
 
     args = {k: v for k, v in args.items() if v is not None}
     return getattr(intel, tool)(ws, **args).to_dict()
+
+
+MEMORY_ARGS = ("label", "content", "scope", "title", "tags")
+
+
+def memory_answer(root: "Path | str", action: str, args: dict) -> dict:
+    """A ``memory`` tool answer (``probe_core.memory.rules``) for the workspace at ``root``."""
+    from ..memory.rules import RuleError, RuleStore
+
+    unknown = set(args) - set(MEMORY_ARGS)
+    if unknown:
+        raise RuleError(f"unknown memory argument(s): {', '.join(sorted(unknown))}")
+    return RuleStore(root).apply(action, **args)

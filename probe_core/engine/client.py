@@ -40,6 +40,9 @@ class AttachedEngine:
     def intel(self, tool: str, args: dict) -> dict:
         return self._call("intel", {"tool": tool, "args": args})
 
+    def memory(self, action: str, args: dict) -> dict:
+        return self._call("memory", {"action": action, "args": args})
+
     def index_status(self) -> dict:
         out = self._call("index_status", {})
         out["role"] = self.role

@@ -38,6 +38,11 @@ class DirectEngine:
 
         return intel_answer(self.ws, tool, args)
 
+    def memory(self, action: str, args: dict) -> dict:
+        from .answers import memory_answer
+
+        return memory_answer(self.root, action, args)
+
     def index_status(self) -> dict:
         from ..indexing.status import index_status
 

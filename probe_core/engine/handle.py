@@ -122,6 +122,9 @@ class EngineHandle:
     def intel(self, tool: str, args: dict) -> dict:
         return self._call("intel", tool, args)
 
+    def memory(self, action: str, args: dict) -> dict:
+        return self._call("memory", action, args)
+
     def close(self) -> None:
         self._closed.set()
         with self._switch:

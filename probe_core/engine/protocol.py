@@ -27,5 +27,9 @@ class Engine(Protocol):
         """map_code / find_* / impact_analysis (``answers.intel_answer``)."""
         ...
 
+    def memory(self, action: str, args: dict) -> dict:
+        """Memory rules: add / update / remove / list (``answers.memory_answer``)."""
+        ...
+
     def close(self) -> None:
         ...

@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 log = logging.getLogger("probe.engine")
 
 CAPABILITIES = {"search": True, "open_file": True, "lexical": True, "dense": True, "rerank": False,
-                "code_intel": False, "memory": False}
+                "code_intel": False, "memory": True}
 
 
 class OwnerEngine:
@@ -390,6 +390,12 @@ class OwnerEngine:
         with self._searching():  # like a search: background embedding yields meanwhile
             return intel_answer(ws, tool, args)
 
+    def memory(self, action: str, args: dict) -> dict:
+        """Memory rules (their own SQLite stores: no workspace or backend needed)."""
+        from .answers import memory_answer
+
+        return memory_answer(self.root, action, args)
+
     def _indexing_in_progress(self) -> bool:
         return (not self._first_scan_done.is_set() or self._scanning or self._scan_requested()
                 or self._dense_pending)
@@ -446,6 +452,8 @@ class OwnerEngine:
             return self.index_status()
         if method == "intel":
             return self.intel(params["tool"], params.get("args") or {})
+        if method == "memory":
+            return self.memory(params["action"], params.get("args") or {})
         if method == "ping":
             return {"pid": os.getpid(), "root": str(self.root)}
         raise ProbeError(f"unknown engine method {method!r}")

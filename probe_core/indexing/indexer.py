@@ -24,6 +24,7 @@ import numpy as np
 from .. import sparse
 from ..chunking import chunk_file, chunk_kind_for, language_for_path
 from ..intel import build as intel_graph
+from ..memory.identity import sync_project_id
 from ..errors import EmbeddingError, IndexConfigMismatch, ProbeError
 from ..records import Chunk, IndexProgress, ScannedFile
 from ..scan import read_text, scan_files
@@ -182,6 +183,10 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
         store.ensure_collection(ws.embedder.dimensions)
         if man.get_meta("index_dirty") == "1":
             report.reconciled = reconcile(ws)
+        try:  # a project that gained a remote (or a second clone) is re-keyed in place
+            sync_project_id(ws)
+        except Exception as exc:  # noqa: BLE001 - never fail an index run over identity; retried next run
+            log.warning("could not re-key project id: %s", exc)
         man.set_meta("index_dirty", "1")
 
         scan = scan_files(ws.root, max_file_bytes=ws.config.max_file_bytes)

@@ -29,6 +29,8 @@ def _filter(flt: StoreFilter | None, *, with_dense: bool = False) -> qe.Filter |
             must.append(qe.FieldCondition("chunk_kind", match=qe.MatchAny(list(flt.chunk_kinds))))
         if flt.branch:
             must.append(qe.FieldCondition("branch", match=qe.MatchValue(flt.branch)))
+        if flt.project_id:
+            must.append(qe.FieldCondition("project_id", match=qe.MatchValue(flt.project_id)))
     if with_dense:
         must.append(qe.HasVectorCondition(DENSE))
     return qe.Filter(must=must) if must else None
@@ -120,6 +122,12 @@ class EdgeStore:
         pv = [qe.PointVectors(uuid.UUID(i), {DENSE: v.astype(float).tolist()}) for i, v in zip(ids, vectors)]
         with self._lock:
             self._s().update(qe.UpdateOperation.update_vectors(pv))
+
+    def set_payload(self, flt: StoreFilter, payload: dict) -> None:
+        if flt.is_empty():
+            raise ValueError("set_payload needs a non-empty filter")
+        with self._lock:
+            self._s().update(qe.UpdateOperation.set_payload_by_filter(_filter(flt), dict(payload)))
 
     def delete_file(self, workspace_id: str, path: str) -> None:
         flt = _filter(StoreFilter(workspace_id=workspace_id, file_paths=[path]))

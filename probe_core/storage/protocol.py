@@ -46,10 +46,11 @@ class StoreFilter:
     languages: list[str] | None = None
     chunk_kinds: list[str] | None = None
     branch: str | None = None
+    project_id: str | None = None
 
     def is_empty(self) -> bool:
         return not any((self.workspace_id, self.file_paths is not None, self.languages,
-                        self.chunk_kinds, self.branch))
+                        self.chunk_kinds, self.branch, self.project_id))
 
 
 @dataclass(slots=True)
@@ -87,6 +88,10 @@ class VectorStore(Protocol):
 
     def set_dense(self, ids: list[str], vectors: np.ndarray) -> None:
         """Attach dense vectors to existing points."""
+        ...
+
+    def set_payload(self, flt: StoreFilter, payload: dict) -> None:
+        """Merge ``payload`` into every point matching ``flt`` (vectors untouched)."""
         ...
 
     def delete_file(self, workspace_id: str, path: str) -> None: ...

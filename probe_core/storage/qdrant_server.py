@@ -30,6 +30,8 @@ def _filter(flt: StoreFilter | None, *, with_dense: bool = False) -> m.Filter | 
             must.append(m.FieldCondition(key="chunk_kind", match=m.MatchAny(any=list(flt.chunk_kinds))))
         if flt.branch:
             must.append(m.FieldCondition(key="branch", match=m.MatchValue(value=flt.branch)))
+        if flt.project_id:
+            must.append(m.FieldCondition(key="project_id", match=m.MatchValue(value=flt.project_id)))
     if with_dense:
         must.append(m.HasVectorCondition(has_vector=DENSE))
     return m.Filter(must=must) if must else None
@@ -96,6 +98,11 @@ class QdrantServerStore:
             return
         pv = [m.PointVectors(id=i, vector={DENSE: v.astype(float).tolist()}) for i, v in zip(ids, vectors)]
         self._call(self.client.update_vectors, self.name, pv, wait=True)
+
+    def set_payload(self, flt: StoreFilter, payload: dict) -> None:
+        if flt.is_empty():
+            raise ValueError("set_payload needs a non-empty filter")
+        self._call(self.client.set_payload, self.name, dict(payload), points=_filter(flt), wait=True)
 
     def delete_file(self, workspace_id: str, path: str) -> None:
         flt = _filter(StoreFilter(workspace_id=workspace_id, file_paths=[path]))

@@ -113,6 +113,22 @@ def test_upsert_is_idempotent(store):
     assert store.count() == 5
 
 
+def test_set_payload_by_filter_keeps_vectors(store):
+    store.upsert(_points())
+    dense = store.count(with_dense=True)
+    store.set_payload(StoreFilter(workspace_id=WS), {"project_id": "aaaaaaaaaaaa"})
+    assert store.count(StoreFilter(project_id="aaaaaaaaaaaa")) == len(DOCS)
+    store.set_payload(StoreFilter(workspace_id=WS, languages=["go"]), {"project_id": "bbbbbbbbbbbb"})
+    assert store.count(StoreFilter(project_id="bbbbbbbbbbbb")) == 1
+    assert store.count(StoreFilter(project_id="aaaaaaaaaaaa")) == len(DOCS) - 1
+    assert store.count(with_dense=True) == dense
+    hits = store.hybrid_query(_query("hash password", project_id="aaaaaaaaaaaa"))
+    assert hits and all(h.payload["project_id"] == "aaaaaaaaaaaa" for h in hits)
+    assert all(h.payload["file_path"] for h in hits)  # merged, not overwritten
+    with pytest.raises(ValueError):
+        store.set_payload(StoreFilter(), {"project_id": "x"})
+
+
 def test_wrong_dimension_is_a_clear_error(tmp_path):
     s = QdrantServerStore.connect("local::memory:", "c")
     s.ensure_collection(DIM)

@@ -1,0 +1,1 @@
+"""Project memory: identity and behavioral rules."""
