@@ -202,6 +202,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("probe: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `probe ... | head`: the reader left; not an error worth a message
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:  # a bug: one line unless debugging
         if os.environ.get("PROBE_DEBUG"):
             raise
