@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sqlite3
-from contextlib import closing
+from contextlib import closing, contextmanager
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -188,29 +188,23 @@ class RuleStore:
         if content is not None:
             content = _validate_content(content)
         tags = _validate_tags(tags)
-        conn = self._connect(scope, create=False)
-        if conn is None:
-            raise RuleError(f"no {scope} rule labelled {label!r} (the {scope} store is empty)")
-        with closing(conn):
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                old = self._get(conn, scope, label)
-                if old is None:
-                    raise RuleError(f"no {scope} rule labelled {label!r}; "
-                                    f"existing: {', '.join(self._labels(conn)) or 'none'}")
-                conn.execute("UPDATE rules SET content = ?, title = ?, tags = ?, updated_at = ? WHERE label = ?",
-                             (content if content is not None else old.content,
-                              (title or None) if title is not None else old.title,
-                              ",".join(tags if tags is not None else old.tags), _now(), label))
-                rule = self._get(conn, scope, label)
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
+        with self._editing(scope, label) as (conn, old):
+            conn.execute("UPDATE rules SET content = ?, title = ?, tags = ?, updated_at = ? WHERE label = ?",
+                         (content if content is not None else old.content,
+                          (title or None) if title is not None else old.title,
+                          ",".join(tags if tags is not None else old.tags), _now(), label))
+            rule = self._get(conn, scope, label)
         return rule
 
     def remove(self, label: str, scope: str = "project") -> Rule:
         label, scope = validate_label(label), _validate_scope(scope)
+        with self._editing(scope, label) as (conn, old):
+            conn.execute("DELETE FROM rules WHERE label = ?", (label,))
+        return old
+
+    @contextmanager
+    def _editing(self, scope: str, label: str):
+        """One write transaction on an existing rule: yields (connection, current rule)."""
         conn = self._connect(scope, create=False)
         if conn is None:
             raise RuleError(f"no {scope} rule labelled {label!r} (the {scope} store is empty)")
@@ -221,12 +215,11 @@ class RuleStore:
                 if old is None:
                     raise RuleError(f"no {scope} rule labelled {label!r}; "
                                     f"existing: {', '.join(self._labels(conn)) or 'none'}")
-                conn.execute("DELETE FROM rules WHERE label = ?", (label,))
+                yield conn, old
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
-        return old
 
     @staticmethod
     def _labels(conn) -> list[str]:
