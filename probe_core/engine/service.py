@@ -207,12 +207,10 @@ class OwnerEngine:
             log.info("embedder warm-up failed: %s", exc)
 
     def _start_watcher(self) -> None:
-        from ..indexing.watcher import RepoWatcher, WatchSettings
+        from ..indexing.watcher import RepoWatcher
 
-        s = self.settings
-        self._watcher = RepoWatcher(self.root, self._on_batch, WatchSettings(
-            debounce_s=s.debounce_s, max_wait_s=s.max_wait_s, stable_s=s.stable_s, burst_files=s.burst_files,
-            rescan_s=s.rescan_s, max_restarts=s.watcher_max_restarts), on_change=self._files_changed)
+        self._watcher = RepoWatcher(self.root, self._on_batch, self.settings.watch_settings(),
+                                    on_change=self._files_changed)
         self._watcher.start()
 
     def _files_changed(self) -> None:

@@ -22,6 +22,9 @@ import os
 from dataclasses import dataclass
 
 from ..errors import ConfigError
+from ..indexing.watcher import WatchSettings
+
+_WATCH = WatchSettings()  # the watcher's defaults are the single source for the engine's
 
 
 def _float(env: dict, name: str, default: float, minimum: float = 0.0) -> float:
@@ -40,12 +43,12 @@ def _float(env: dict, name: str, default: float, minimum: float = 0.0) -> float:
 @dataclass(frozen=True, slots=True)
 class EngineSettings:
     watch: bool = True
-    debounce_s: float = 3.0
-    max_wait_s: float = 30.0
-    stable_s: float = 0.25
-    burst_files: int = 200
-    rescan_s: float = 900.0
-    watcher_max_restarts: int = 3
+    debounce_s: float = _WATCH.debounce_s
+    max_wait_s: float = _WATCH.max_wait_s
+    stable_s: float = _WATCH.stable_s
+    burst_files: int = _WATCH.burst_files
+    rescan_s: float = _WATCH.rescan_s
+    watcher_max_restarts: int = _WATCH.max_restarts
     dense_batch: int = 16
     max_backoff_s: float = 30.0
     attach_timeout_s: float = 30.0
@@ -53,6 +56,11 @@ class EngineSettings:
     takeover_poll_s: float = 0.5
     ready_timeout_s: float = 30.0  # a search waits this long for the index to open (model load, shard open)
     default_max_tokens: int = 6000
+
+    def watch_settings(self) -> WatchSettings:
+        return WatchSettings(debounce_s=self.debounce_s, max_wait_s=self.max_wait_s, stable_s=self.stable_s,
+                             burst_files=self.burst_files, rescan_s=self.rescan_s,
+                             max_restarts=self.watcher_max_restarts)
 
     @classmethod
     def from_env(cls, env: dict | None = None) -> EngineSettings:
