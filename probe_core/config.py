@@ -19,6 +19,16 @@ PROBE_DIR = ".probe"
 CONFIG_FILE = "config.json"
 
 
+def user_data_dir() -> Path:
+    """Where user-level Probe data lives (global memory rules, libraries, registries):
+    ``$PROBE_DATA_DIR``, else ``$XDG_DATA_HOME/probe``, else ``~/.local/share/probe``."""
+    if d := os.environ.get("PROBE_DATA_DIR"):
+        return Path(d).expanduser()
+    if d := os.environ.get("XDG_DATA_HOME"):
+        return Path(d).expanduser() / "probe"
+    return Path.home() / ".local" / "share" / "probe"
+
+
 @dataclass(frozen=True, slots=True)
 class Preset:
     name: str

@@ -33,6 +33,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..config import user_data_dir
+
 if TYPE_CHECKING:
     from ..workspace import Workspace
 
@@ -134,19 +136,13 @@ def project_id(root: Path | str, known: Mapping[str, str] | None = None, *, key:
 
 
 # -- registry ----------------------------------------------------------------------------------
-def data_dir() -> Path:
-    if os.environ.get("PROBE_DATA_DIR"):
-        return Path(os.environ["PROBE_DATA_DIR"]).expanduser()
-    if os.environ.get("XDG_DATA_HOME"):
-        return Path(os.environ["XDG_DATA_HOME"]).expanduser() / "probe"
-    return Path.home() / ".local" / "share" / "probe"
 
 
 class ProjectRegistry:
     """``projects.json``: every root Probe has opened → its normalized remote ("" for none)."""
 
     def __init__(self, path: Path | None = None):
-        self.path = path or data_dir() / "projects.json"
+        self.path = path or user_data_dir() / "projects.json"
 
     def load(self) -> dict[str, str]:
         try:

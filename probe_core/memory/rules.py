@@ -15,6 +15,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from ..config import user_data_dir
 from ..errors import ProbeError
 
 LABEL_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -55,13 +56,6 @@ class Rule:
         return asdict(self)
 
 
-def user_data_dir() -> Path:
-    """Where user-level Probe data lives: $PROBE_DATA_DIR, $XDG_DATA_HOME/probe, ~/.local/share/probe."""
-    if d := os.environ.get("PROBE_DATA_DIR"):
-        return Path(d).expanduser()
-    if d := os.environ.get("XDG_DATA_HOME"):
-        return Path(d).expanduser() / "probe"
-    return Path.home() / ".local" / "share" / "probe"
 
 
 def validate_label(label: str | None) -> str:
