@@ -21,7 +21,9 @@ class SearchFilters(BaseModel):
     include_globs: list[str] | None = Field(
         None, description='Only paths matching these gitignore-style globs, e.g. ["src/auth/**"].')
     exclude_globs: list[str] | None = Field(None, description='Skip paths matching these globs, e.g. ["**/vendor/**"].')
-    branch: str | None = Field(None, description="Only chunks indexed on this git branch.")
+    branch: str | None = Field(None, description=(
+        'Git branch to search: default the checked-out one; "*" every indexed branch; or a branch name '
+        "(its versions as last indexed while it was checked out)."))
 
 
 class Signals(BaseModel):
@@ -43,6 +45,9 @@ class SearchHit(BaseModel):
     language: str | None = None
     chunk_kind: str | None = Field(None, description="code, doc, config or test.")
     signals: Signals
+    branches: list[str] | None = Field(
+        None, description="Only for another branch's version of the file (filters.branch): the branches that "
+                          "have it; the snippet is read from git, and open_file shows the checked-out file.")
 
 
 class Truncation(BaseModel):

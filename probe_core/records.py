@@ -78,6 +78,7 @@ class SearchResult:
     language: str | None
     chunk_kind: str | None
     signals: dict = field(default_factory=dict)  # dense_rank, bm25_rank, rerank_score?
+    branches: list[str] | None = None  # set when the range is another branch's version of the file
 
     @property
     def source(self) -> str:
@@ -96,4 +97,5 @@ class SearchResult:
             "language": self.language,
             "chunk_kind": self.chunk_kind,
             "signals": self.signals,
+            **({"branches": self.branches} if self.branches is not None else {}),
         }

@@ -14,6 +14,7 @@ from pathlib import Path
 from .config import PROBE_DIR, WorkspaceConfig, init_workspace, load_config
 from .embedding.protocol import Embedder
 from .errors import ConfigError, WorkspaceNotFound
+from .gitrefs import current_branch
 from .storage.edge import EdgeStore
 from .storage.manifest import Manifest
 from .storage.protocol import VectorStore
@@ -21,21 +22,16 @@ from .storage.protocol import VectorStore
 POINT_NAMESPACE = uuid.UUID("6f0b3c7e-8a4e-5d8e-9c59-70726f626531")
 
 
-def point_id(workspace_id: str, path: str, start_line: int, end_line: int) -> str:
-    """Deterministic UUIDv5 of ``workspace_id:path:start:end``: re-indexing can never duplicate."""
-    return str(uuid.uuid5(POINT_NAMESPACE, f"{workspace_id}:{path}:{start_line}:{end_line}"))
+def point_id(workspace_id: str, path: str, start_line: int, end_line: int, file_hash: str = "") -> str:
+    """Deterministic UUIDv5 of ``workspace_id:path:start:end[:file_hash]``: re-indexing can never
+    duplicate, and two branches' versions of one file get different points."""
+    key = f"{workspace_id}:{path}:{start_line}:{end_line}" + (f":{file_hash}" if file_hash else "")
+    return str(uuid.uuid5(POINT_NAMESPACE, key))
 
 
 def git_branch(root: Path) -> str:
-    """The checked-out branch from ``.git/HEAD`` (detached → short sha, no git → "")."""
-    head = Path(root) / ".git" / "HEAD"
-    try:
-        text = head.read_text("utf-8").strip()
-    except OSError:
-        return ""
-    if text.startswith("ref: "):
-        return text[5:].removeprefix("refs/heads/")
-    return text[:12]
+    """The checked-out branch (detached → short sha, no git → ""); see ``gitrefs``."""
+    return current_branch(root)
 
 
 class Workspace:

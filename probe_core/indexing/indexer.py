@@ -10,10 +10,12 @@ cleared after the last. A run that finds it set (the previous one was killed) fi
 the store against the manifest: points the manifest does not list are deleted, files whose points
 are missing are redone. Per file the order is delete points → upsert points → commit the manifest
 row, and point ids are deterministic, so redoing a file can never duplicate it.
+
+Branches (``branches.py``): a file version another branch still has is kept and retagged instead
+of deleted, and a checked-out version that is already kept is revived instead of re-embedded.
 """
 from __future__ import annotations
 
-import hashlib
 import logging
 import time
 from collections.abc import Callable
@@ -26,11 +28,12 @@ from ..chunking import chunk_file, chunk_kind_for, language_for_path
 from ..intel import build as intel_graph
 from ..memory.identity import sync_project_id
 from ..errors import EmbeddingError, IndexConfigMismatch, ProbeError
-from ..records import Chunk, IndexProgress, ScannedFile
+from ..records import Chunk, IndexProgress, ScannedFile, short_hash
 from ..scan import read_text, scan_files
 from ..storage.manifest import ChunkRow, FileRow
 from ..storage.protocol import StoreFilter, StorePoint
 from ..workspace import Workspace, point_id
+from .branches import BranchBook
 
 log = logging.getLogger("probe.index")
 
@@ -50,6 +53,9 @@ class IndexReport:
     chunks_embedded: int = 0
     generation: int = 0
     reconciled: dict = field(default_factory=dict)
+    files_revived: int = 0  # versions kept for another branch, checked out again (no re-embedding)
+    files_retagged: int = 0  # unchanged files that gained the checked-out branch in their tag
+    branches: dict = field(default_factory=dict)
     seconds: float = 0.0
     errors: list[tuple[str, str]] = field(default_factory=list)
 
@@ -107,18 +113,24 @@ def reconcile(ws: Workspace) -> dict:
     """Make the store hold exactly the points the manifest lists (after an unclean stop)."""
     store_ids = ws.store.all_ids(StoreFilter(workspace_id=ws.workspace_id))
     manifest_ids = ws.manifest.chunk_ids()
+    live_ids = ws.manifest.chunk_ids(live=True)
     orphans = [i for i in store_ids if i not in manifest_ids]
-    missing_files = sorted({p for i, p in manifest_ids.items() if i not in store_ids})
+    missing_files = sorted({p for i, p in live_ids.items() if i not in store_ids})
+    broken_versions = ws.manifest.versions_of([i for i in manifest_ids if i not in live_ids and i not in store_ids])
     for start in range(0, len(orphans), 500):
         ws.store.delete_ids(orphans[start:start + 500])
     for path in missing_files:
         ws.manifest.forget_file_version(path)
-    if orphans or missing_files:
-        log.warning("reconciled index: removed %d orphan points, redoing %d files", len(orphans), len(missing_files))
-    return {"orphans_removed": len(orphans), "files_redone": len(missing_files)}
+    for path, file_hash in broken_versions:  # a kept version with missing points: drop it whole
+        ws.store.delete_ids(ws.manifest.drop_version(path, file_hash))
+    if orphans or missing_files or broken_versions:
+        log.warning("reconciled index: removed %d orphan points, redoing %d files, dropped %d kept versions",
+                    len(orphans), len(missing_files), len(broken_versions))
+    return {"orphans_removed": len(orphans), "files_redone": len(missing_files),
+            "versions_dropped": len(broken_versions)}
 
 
-def _payload(ws: Workspace, c: Chunk, file_hash: str, branch: str, now: float) -> dict:
+def _payload(ws: Workspace, c: Chunk, file_hash: str, branch: list[str], now: float) -> dict:
     return {
         "workspace_id": ws.workspace_id,
         "repo_id": ws.workspace_id,
@@ -214,14 +226,15 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
             except (OSError, ProbeError) as exc:  # vanished or unreadable between scan and read
                 report.errors.append((f.path, str(exc)))
                 continue
-            file_hash = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+            file_hash = short_hash(text)
             if row is not None and row.file_hash == file_hash and not row.last_error:
                 with man.transaction() as db:  # content unchanged, only touched
                     db.execute("UPDATE files SET mtime_ns=?, size=? WHERE path=?", (f.mtime_ns, f.size, f.path))
                 report.files_unchanged += 1
                 continue
+            kept = bool(man.version_ids(f.path, file_hash, live=False))  # revived below, not re-chunked
             try:
-                chunks = _dedupe(chunk_file(f.path, text))
+                chunks = [] if kept else _dedupe(chunk_file(f.path, text))
             except Exception as exc:  # a chunker bug must not stop the whole index
                 log.exception("chunking %s failed", f.path)
                 man.mark_error(f.path, f.mtime_ns, f.size, f"chunking failed: {exc}")
@@ -233,11 +246,12 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
                 progress(state)
 
         # 2. deletions
+        book = BranchBook(ws)
         present = {f.path for f in scanned}
         candidates = known.keys() if paths is None else (set(paths) & known.keys())
         for path in sorted(set(candidates) - present):
-            store.delete_file(ws.workspace_id, path)
-            man.remove_file(path)
+            book.checkout_has(path, None)
+            man.remove_file(path, retain=book.leave(path, known[path].file_hash))
             intel_graph.file_removed(ws, path)  # symbol graph; never raises
             report.files_deleted += 1
 
@@ -251,28 +265,40 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
         state.phase = "sparse"
         state.chunks_total = sum(len(cs) for _, _, cs in work) + man.counts()["chunks"]
         progress(state)
-        branch = ws.branch
         for f, file_hash, chunks in work:
             now = time.time()
-            if f.path in known:
-                store.delete_file(ws.workspace_id, f.path)
-            ids = [point_id(ws.workspace_id, f.path, c.start_line, c.end_line) for c in chunks]
+            book.checkout_has(f.path, file_hash)
+            old = known.get(f.path)
+            retain_old = book.leave(f.path, old.file_hash) if old is not None else False
+            language = language_for_path(f.path)
+            file_row = FileRow(f.path, f.mtime_ns, f.size, file_hash, None)
+            tags = book.tags(f.path, file_hash)
+            kept = man.version_ids(f.path, file_hash, live=False)
+            if kept:  # another branch's version, checked out again: retag and revive, no re-embedding
+                store.set_payload_ids(kept, {"branch": tags})
+                man.revive(file_row, language, chunk_kind_for(f.path, language), retain_old=retain_old)
+                report.files_revived += 1
+                report.files_indexed += 1
+                ws.touch()
+                continue
+            ids = [point_id(ws.workspace_id, f.path, c.start_line, c.end_line, file_hash) for c in chunks]
             store.upsert([
-                StorePoint(id=i, sparse=sparse.embed_document(index_text(c), avg_len), payload=_payload(ws, c, file_hash, branch, now))
+                StorePoint(id=i, sparse=sparse.embed_document(index_text(c), avg_len), payload=_payload(ws, c, file_hash, tags, now))
                 for i, c in zip(ids, chunks)
             ])
-            language = language_for_path(f.path)
             man.replace_file(
-                FileRow(f.path, f.mtime_ns, f.size, file_hash, None), language,
-                chunk_kind_for(f.path, language),
+                file_row, language, chunk_kind_for(f.path, language),
                 [ChunkRow(i, f.path, k, c.start_line, c.end_line, c.chunk_hash, c.symbol, c.symbol_kind,
                           c.parent_symbol, c.is_fragment) for k, (i, c) in enumerate(zip(ids, chunks))],
-                [index_text(c) for c in chunks],
+                [index_text(c) for c in chunks], retain_old=retain_old,
             )
             report.files_indexed += 1
             report.chunks_indexed += len(chunks)
             state.chunks_indexed += len(chunks)
             ws.touch()  # searches that run during a long scan must not be served from a stale cache
+        report.files_retagged = book.tag_unchanged()  # after a checkout: unchanged files gain the branch
+        if paths is None:
+            report.branches = book.prune_deleted()
         ws.touch()
         counts = man.counts()
         state.chunks_indexed = counts["chunks"]

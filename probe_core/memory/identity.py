@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import user_data_dir
+from ..gitrefs import git_dirs
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -71,20 +72,9 @@ def normalize_remote(url: str) -> str:
 
 
 def _git_dir(root: Path) -> Path | None:
-    dot = Path(root) / ".git"
-    if dot.is_dir():
-        return dot
-    if dot.is_file():
-        text = dot.read_text("utf-8").strip()
-        if text.startswith("gitdir:"):
-            gd = Path(text[7:].strip())
-            gd = gd if gd.is_absolute() else (Path(root) / gd)
-            common = gd / "commondir"  # a worktree: the config lives in the main repository
-            if common.is_file():
-                c = Path(common.read_text("utf-8").strip())
-                return c if c.is_absolute() else (gd / c).resolve()
-            return gd
-    return None
+    """The repository's common git dir (a worktree's config lives in the main repository)."""
+    dirs = git_dirs(root)
+    return dirs[1] if dirs else None
 
 
 def read_git_remote(root: Path | str) -> str | None:

@@ -94,6 +94,7 @@ class _Range:
     end: int
     score: float
     hits: list[StoreHit]
+    version: str = ""  # the file_hash: two branches' versions of a file never merge
 
     @property
     def best(self) -> StoreHit:
@@ -120,8 +121,9 @@ def _merge(hits: list[StoreHit]) -> list[_Range]:
     for h in hits:
         p = h.payload
         path, start, end = p["file_path"], int(p["start_line"]), int(p["end_line"])
+        version = p.get("file_hash", "")
         for r in ranges:
-            if r.path != path:
+            if r.path != path or r.version != version:
                 continue
             if start <= r.end + MERGE_GAP and end >= r.start - MERGE_GAP:
                 new_start, new_end = min(r.start, start), max(r.end, end)
@@ -133,7 +135,7 @@ def _merge(hits: list[StoreHit]) -> list[_Range]:
                 r.hits.append(h)
                 break
         else:
-            ranges.append(_Range(path, start, end, h.score, [h]))
+            ranges.append(_Range(path, start, end, h.score, [h], version))
     return ranges
 
 
@@ -173,6 +175,7 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}")
     flt = filters if isinstance(filters, SearchFilters) else SearchFilters.from_dict(filters)
+    flt = dataclasses.replace(flt, branch=_resolve_branch(ws, flt.branch))
     from ..indexing.indexer import check_identity
 
     check_identity(ws, adopt=False)
@@ -188,22 +191,40 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
             _cache.put(key, ranked)
 
     results: list[SearchResult] = []
+    live = man.live_ids([r.best.id for r in ranked.ranges])
     for r in ranked.ranges:
         best = r.best
+        other = None if best.id in live else _branches_of(best)  # another branch's version of the file
+        read_from = (flt.branch or (other[0] if other else None)) if other is not None else None
         stale = any(files.is_stale(h.payload["file_path"], int(h.payload["start_line"]), int(h.payload["end_line"]),
-                                   h.payload.get("chunk_hash", "")) for h in r.hits)
+                                   h.payload.get("chunk_hash", ""), branch=read_from) for h in r.hits)
         signals = {"dense_rank": best.dense_rank, "bm25_rank": best.bm25_rank}
         if id(r) in ranked.rerank_scores:
             signals["rerank_score"] = round(ranked.rerank_scores[id(r)], 6)
         results.append(SearchResult(
-            path=r.path, start_line=r.start, end_line=r.end, snippet=files.snippet(r.path, r.start, r.end),
+            path=r.path, start_line=r.start, end_line=r.end,
+            snippet=files.snippet(r.path, r.start, r.end, branch=read_from),
             score=r.score, stale=stale, symbol=best.payload.get("symbol"), language=best.payload.get("language"),
-            chunk_kind=best.payload.get("chunk_kind"), signals=signals,
+            chunk_kind=best.payload.get("chunk_kind"), signals=signals, branches=other,
         ))
     return SearchResponse(results=results, status=ranked.status, message="; ".join(ranked.notes) or None,
                           took_ms=(time.perf_counter() - t0) * 1000, generation=man.generation,
                           dense_coverage=ranked.coverage, mode=ranked.mode,
                           extra={"cached": True} if cached else {})
+
+
+def _resolve_branch(ws: Workspace, requested: str | None) -> str | None:
+    """The branch filter a search uses: the checked-out branch by default, none for "*"."""
+    if requested == "*":
+        return None
+    if requested:
+        return requested
+    return ws.branch or None  # outside git there is nothing to filter on
+
+
+def _branches_of(hit: StoreHit) -> list[str]:
+    tag = hit.payload.get("branch")
+    return list(tag) if isinstance(tag, list) else ([tag] if tag else [])
 
 
 def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | None, flt: SearchFilters,
@@ -242,9 +263,15 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
             notes.append(note)
             cacheable = cacheable and "did not answer" not in note  # a fallback is worth retrying
     ranges = ranges[:top_k]
+    live = ws.manifest.live_ids([r.best.id for r in ranges[:EXPAND_TOP]])
     for r in ranges[:EXPAND_TOP]:
-        _expand(ws, r)
+        if r.best.id in live:  # the manifest's neighbours are the checked-out version's
+            _expand(ws, r)
 
+    if flt.branch and not hits and flt.branch != ws.branch and flt.branch not in ws.manifest.branches():
+        known = ", ".join(ws.manifest.branches()) or "none"
+        notes.append(f"branch {flt.branch!r} has not been indexed (Probe indexes a branch while it is checked out; "
+                     f"indexed: {known})")
     if counts["chunks"] == 0:
         status = "uncertain"
         notes.insert(0, "the index is empty: run `probe index` (or wait for the first scan)")

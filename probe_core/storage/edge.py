@@ -129,6 +129,11 @@ class EdgeStore:
         with self._lock:
             self._s().update(qe.UpdateOperation.set_payload_by_filter(_filter(flt), dict(payload)))
 
+    def set_payload_ids(self, ids: list[str], payload: dict) -> None:
+        if ids:
+            with self._lock:
+                self._s().update(qe.UpdateOperation.set_payload([uuid.UUID(i) for i in ids], dict(payload)))
+
     def delete_file(self, workspace_id: str, path: str) -> None:
         flt = _filter(StoreFilter(workspace_id=workspace_id, file_paths=[path]))
         with self._lock:

@@ -5,6 +5,11 @@ Write order per file (see ``indexing/indexer.py``): delete the file's points →
 points → commit the file row with its new ``(mtime, size, hash)``. A kill -9 anywhere before the
 commit leaves the old row, so the next run redoes the file; point ids are deterministic, so the
 redo cannot duplicate.
+
+Branches: ``files`` describes the checked-out working tree and its chunks are *live*. A version of a
+file that another branch still has (``branch_files``: the version each branch had when it was last
+indexed) keeps its chunks and points with ``live = 0``; checking that branch out again revives them
+instead of re-chunking and re-embedding.
 """
 from __future__ import annotations
 
@@ -15,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -40,10 +45,20 @@ CREATE TABLE IF NOT EXISTS chunks (
     symbol_kind TEXT,
     parent_symbol TEXT,
     is_fragment INTEGER NOT NULL DEFAULT 0,
-    has_dense INTEGER NOT NULL DEFAULT 0
+    has_dense INTEGER NOT NULL DEFAULT 0,
+    file_hash TEXT NOT NULL DEFAULT '',
+    live INTEGER NOT NULL DEFAULT 1
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, start_line);
 CREATE INDEX IF NOT EXISTS chunks_dense ON chunks(has_dense);
+-- the version of each file a branch had when it was last indexed (checked out)
+CREATE TABLE IF NOT EXISTS branch_files (
+    branch TEXT NOT NULL,
+    path TEXT NOT NULL,
+    file_hash TEXT NOT NULL,
+    PRIMARY KEY (branch, path)
+);
+CREATE INDEX IF NOT EXISTS branch_files_version ON branch_files(path, file_hash);
 -- chunk text waiting for its dense vector (progressive indexing); removed once embedded
 CREATE TABLE IF NOT EXISTS pending_dense (
     point_id TEXT PRIMARY KEY,
@@ -86,10 +101,22 @@ class Manifest:
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
+        self._migrate()
         self._db.executescript(_SCHEMA)
         self._lock = threading.RLock()
-        if self.get_meta("schema_version") is None:
-            self.set_meta("schema_version", str(SCHEMA_VERSION))
+        self.set_meta("schema_version", str(SCHEMA_VERSION))
+
+    def _migrate(self) -> None:
+        """Version 1 → 2: chunks learn their file version and whether they are live."""
+        cols = {r[1] for r in self._db.execute("PRAGMA table_info(chunks)")}
+        if cols and "live" not in cols:
+            self._db.executescript("""
+                BEGIN IMMEDIATE;
+                ALTER TABLE chunks ADD COLUMN file_hash TEXT NOT NULL DEFAULT '';
+                ALTER TABLE chunks ADD COLUMN live INTEGER NOT NULL DEFAULT 1;
+                UPDATE chunks SET file_hash = COALESCE((SELECT f.file_hash FROM files f WHERE f.path = chunks.path), '');
+                COMMIT;
+            """)
 
     def close(self) -> None:
         with self._lock:
@@ -139,12 +166,13 @@ class Manifest:
             return [r[0] for r in self._db.execute("SELECT path FROM files ORDER BY path")]
 
     def replace_file(self, row: FileRow, language: str | None, chunk_kind: str | None,
-                     chunks: list[ChunkRow], texts: list[str], *, dense_done: bool = False) -> None:
-        """Atomically record a file's new version and chunks (and queue them for dense vectors)."""
+                     chunks: list[ChunkRow], texts: list[str], *, dense_done: bool = False,
+                     retain_old: bool = False) -> None:
+        """Atomically record a file's new version and chunks (and queue them for dense vectors).
+        ``retain_old`` keeps the previous version's chunks for the branches that still have it."""
         now = time.time()
         with self.transaction() as db:
-            db.execute("DELETE FROM chunks WHERE path=?", (row.path,))
-            db.execute("DELETE FROM pending_dense WHERE path=?", (row.path,))
+            _leave_live(db, row.path, retain_old)
             db.execute(
                 "INSERT OR REPLACE INTO files(path, mtime_ns, size, file_hash, language, chunk_kind,"
                 " last_indexed_at, last_error) VALUES(?,?,?,?,?,?,?,?)",
@@ -152,18 +180,20 @@ class Manifest:
             )
             db.executemany(
                 "INSERT OR REPLACE INTO chunks(point_id, path, chunk_idx, start_line, end_line, chunk_hash,"
-                " symbol, symbol_kind, parent_symbol, is_fragment, has_dense) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+                " symbol, symbol_kind, parent_symbol, is_fragment, has_dense, file_hash, live)"
+                " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,1)",
                 [(c.point_id, c.path, c.chunk_idx, c.start_line, c.end_line, c.chunk_hash, c.symbol,
-                  c.symbol_kind, c.parent_symbol, int(c.is_fragment), int(dense_done)) for c in chunks],
+                  c.symbol_kind, c.parent_symbol, int(c.is_fragment), int(dense_done), row.file_hash)
+                 for c in chunks],
             )
             if not dense_done:
                 db.executemany("INSERT OR REPLACE INTO pending_dense(point_id, path, text) VALUES(?,?,?)",
                                [(c.point_id, c.path, t) for c, t in zip(chunks, texts)])
 
-    def remove_file(self, path: str) -> None:
+    def remove_file(self, path: str, *, retain: bool = False) -> None:
+        """Forget the checked-out version of ``path``; ``retain`` keeps its chunks for other branches."""
         with self.transaction() as db:
-            db.execute("DELETE FROM chunks WHERE path=?", (path,))
-            db.execute("DELETE FROM pending_dense WHERE path=?", (path,))
+            _leave_live(db, path, retain)
             db.execute("DELETE FROM files WHERE path=?", (path,))
 
     def forget_file_version(self, path: str) -> None:
@@ -174,8 +204,7 @@ class Manifest:
     def mark_error(self, path: str, mtime_ns: int, size: int, error: str) -> None:
         """Record a file that failed (so it is skipped until it changes) without chunks."""
         with self.transaction() as db:
-            db.execute("DELETE FROM chunks WHERE path=?", (path,))
-            db.execute("DELETE FROM pending_dense WHERE path=?", (path,))
+            _drop_live(db, path)
             db.execute(
                 "INSERT OR REPLACE INTO files(path, mtime_ns, size, file_hash, language, chunk_kind,"
                 " last_indexed_at, last_error) VALUES(?,?,?,?,NULL,NULL,?,?)",
@@ -189,16 +218,121 @@ class Manifest:
                 " ORDER BY last_indexed_at DESC LIMIT ?", (limit,)).fetchall()
 
     # -- chunks ------------------------------------------------------------------------------
-    def chunk_ids(self) -> dict[str, str]:
+    def chunk_ids(self, *, live: bool | None = None) -> dict[str, str]:
+        """point id → path, of every chunk (``live=None``), or only live / retained ones."""
+        sql, args = "SELECT point_id, path FROM chunks", ()
+        if live is not None:
+            sql, args = sql + " WHERE live=?", (int(live),)
         with self._lock:
-            return dict(self._db.execute("SELECT point_id, path FROM chunks").fetchall())
+            return dict(self._db.execute(sql, args).fetchall())
 
     def chunks_for(self, path: str) -> list[ChunkRow]:
+        """The live (checked-out) chunks of ``path``, in line order."""
         with self._lock:
             rows = self._db.execute(
                 "SELECT point_id, path, chunk_idx, start_line, end_line, chunk_hash, symbol, symbol_kind,"
-                " parent_symbol, is_fragment FROM chunks WHERE path=? ORDER BY start_line", (path,)).fetchall()
+                " parent_symbol, is_fragment FROM chunks WHERE path=? AND live=1 ORDER BY start_line",
+                (path,)).fetchall()
         return [ChunkRow(*r[:9], bool(r[9])) for r in rows]
+
+    def live_ids(self, point_ids: list[str]) -> set[str]:
+        """Which of ``point_ids`` belong to the checked-out version of their file."""
+        out: set[str] = set()
+        with self._lock:
+            for start in range(0, len(point_ids), 500):
+                part = point_ids[start:start + 500]
+                q = f"SELECT point_id FROM chunks WHERE live=1 AND point_id IN ({','.join('?' * len(part))})"
+                out.update(r[0] for r in self._db.execute(q, part))
+        return out
+
+    # -- branches ----------------------------------------------------------------------------
+    def version_ids(self, path: str, file_hash: str, *, live: bool) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._db.execute(
+                "SELECT point_id FROM chunks WHERE path=? AND file_hash=? AND live=?", (path, file_hash, int(live)))]
+
+    def revive(self, row: FileRow, language: str | None, chunk_kind: str | None, *,
+               retain_old: bool = False) -> list[str]:
+        """Make a retained version of ``row.path`` (same hash) the checked-out one again.
+
+        Returns its point ids, or [] when no such version is kept (then the file must be chunked).
+        The file row and the live flag change in one transaction.
+        """
+        with self.transaction() as db:
+            ids = [r[0] for r in db.execute(
+                "SELECT point_id FROM chunks WHERE path=? AND file_hash=? AND live=0", (row.path, row.file_hash))]
+            if not ids:
+                return []
+            _leave_live(db, row.path, retain_old)
+            db.execute("UPDATE chunks SET live=1 WHERE path=? AND file_hash=?", (row.path, row.file_hash))
+            db.execute(
+                "INSERT OR REPLACE INTO files(path, mtime_ns, size, file_hash, language, chunk_kind,"
+                " last_indexed_at, last_error) VALUES(?,?,?,?,?,?,?,NULL)",
+                (row.path, row.mtime_ns, row.size, row.file_hash, language, chunk_kind, time.time()))
+        return ids
+
+    def versions_of(self, point_ids: list[str]) -> set[tuple[str, str]]:
+        """The (path, file_hash) versions these chunks belong to."""
+        out: set[tuple[str, str]] = set()
+        with self._lock:
+            for start in range(0, len(point_ids), 500):
+                part = point_ids[start:start + 500]
+                q = f"SELECT DISTINCT path, file_hash FROM chunks WHERE point_id IN ({','.join('?' * len(part))})"
+                out.update((r[0], r[1]) for r in self._db.execute(q, part))
+        return out
+
+    def drop_version(self, path: str, file_hash: str) -> list[str]:
+        """Delete a retained (not live) version's chunk rows; returns their point ids."""
+        with self.transaction() as db:
+            ids = [r[0] for r in db.execute(
+                "SELECT point_id FROM chunks WHERE path=? AND file_hash=? AND live=0", (path, file_hash))]
+            db.executemany("DELETE FROM pending_dense WHERE point_id=?", [(i,) for i in ids])
+            db.execute("DELETE FROM chunks WHERE path=? AND file_hash=? AND live=0", (path, file_hash))
+        return ids
+
+    def set_branch_file(self, branch: str, path: str, file_hash: str | None) -> None:
+        """Record (or with ``None`` forget) the version ``branch`` has of ``path``."""
+        with self._lock:
+            if file_hash is None:
+                self._db.execute("DELETE FROM branch_files WHERE branch=? AND path=?", (branch, path))
+            else:
+                self._db.execute("INSERT OR REPLACE INTO branch_files(branch, path, file_hash) VALUES(?,?,?)",
+                                 (branch, path, file_hash))
+
+    def branches_holding(self, path: str, file_hash: str) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._db.execute(
+                "SELECT branch FROM branch_files WHERE path=? AND file_hash=? ORDER BY branch", (path, file_hash))]
+
+    def branches(self) -> list[str]:
+        with self._lock:
+            return [r[0] for r in self._db.execute("SELECT DISTINCT branch FROM branch_files ORDER BY branch")]
+
+    def untracked_on(self, branch: str) -> list[tuple[str, str]]:
+        """Checked-out files whose version ``branch`` does not list yet: (path, file_hash)."""
+        with self._lock:
+            return self._db.execute(
+                "SELECT f.path, f.file_hash FROM files f LEFT JOIN branch_files b ON b.branch=? AND b.path=f.path"
+                " WHERE f.last_error IS NULL AND f.file_hash != '' AND (b.file_hash IS NULL OR b.file_hash != f.file_hash)",
+                (branch,)).fetchall()
+
+    def forget_branch(self, branch: str) -> list[tuple[str, str]]:
+        """Drop a branch's versions; returns the (path, file_hash) it held."""
+        with self.transaction() as db:
+            held = db.execute("SELECT path, file_hash FROM branch_files WHERE branch=?", (branch,)).fetchall()
+            db.execute("DELETE FROM branch_files WHERE branch=?", (branch,))
+        return held
+
+    def unheld_versions(self) -> list[tuple[str, str]]:
+        """Retained versions no branch has any more (left behind by a stop mid-prune)."""
+        with self._lock:
+            return self._db.execute(
+                "SELECT DISTINCT c.path, c.file_hash FROM chunks c WHERE c.live=0 AND NOT EXISTS"
+                " (SELECT 1 FROM branch_files b WHERE b.path=c.path AND b.file_hash=c.file_hash)").fetchall()
+
+    def is_live_version(self, path: str, file_hash: str) -> bool:
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM files WHERE path=? AND file_hash=?", (path, file_hash)).fetchone() is not None
 
     def counts(self) -> dict[str, int]:
         with self._lock:
@@ -219,14 +353,22 @@ class Manifest:
             db.executemany("DELETE FROM pending_dense WHERE point_id=?", [(i,) for i in point_ids])
             db.executemany("UPDATE chunks SET has_dense=1 WHERE point_id=?", [(i,) for i in point_ids])
 
-    def reset_dense(self) -> None:
-        """Forget all dense progress (embedder changed): every chunk must be re-queued by a rescan."""
-        with self.transaction() as db:
-            db.execute("UPDATE chunks SET has_dense=0")
-            db.execute("UPDATE files SET mtime_ns=-1, file_hash=''")
-
     def clear(self) -> None:
         with self.transaction() as db:
-            for table in ("files", "chunks", "pending_dense"):
+            for table in ("files", "chunks", "pending_dense", "branch_files"):
                 db.execute(f"DELETE FROM {table}")
             db.execute("DELETE FROM meta WHERE key NOT IN ('schema_version')")
+
+
+def _leave_live(db: sqlite3.Connection, path: str, retain: bool) -> None:
+    """The checked-out version of ``path`` stops being live: kept as retained, or deleted."""
+    if retain:
+        db.execute("UPDATE chunks SET live=0 WHERE path=? AND live=1", (path,))
+    else:
+        _drop_live(db, path)
+
+
+def _drop_live(db: sqlite3.Connection, path: str) -> None:
+    """Delete the checked-out version's chunk rows of ``path`` and their dense queue entries."""
+    db.execute("DELETE FROM pending_dense WHERE point_id IN (SELECT point_id FROM chunks WHERE path=? AND live=1)", (path,))
+    db.execute("DELETE FROM chunks WHERE path=? AND live=1", (path,))

@@ -104,6 +104,10 @@ class QdrantServerStore:
             raise ValueError("set_payload needs a non-empty filter")
         self._call(self.client.set_payload, self.name, dict(payload), points=_filter(flt), wait=True)
 
+    def set_payload_ids(self, ids: list[str], payload: dict) -> None:
+        if ids:
+            self._call(self.client.set_payload, self.name, dict(payload), points=list(ids), wait=True)
+
     def delete_file(self, workspace_id: str, path: str) -> None:
         flt = _filter(StoreFilter(workspace_id=workspace_id, file_paths=[path]))
         self._call(self.client.delete, self.name, m.FilterSelector(filter=flt), wait=True)

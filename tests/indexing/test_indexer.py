@@ -1,6 +1,8 @@
 """The indexer against the real engines: Qdrant Edge, the packaged ONNX model, real grammars."""
 from __future__ import annotations
 
+import hashlib
+
 import json
 
 import pytest
@@ -17,8 +19,10 @@ def expected_ids(ws: Workspace) -> set[str]:
     """The exact point ids a correct index of the tree holds, computed independently."""
     out = set()
     for f in scan_files(ws.root).files:
-        for c in chunk_file(f.path, read_text(ws.root, f.path)):
-            out.add(point_id(ws.workspace_id, f.path, c.start_line, c.end_line))
+        text = read_text(ws.root, f.path)
+        version = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        for c in chunk_file(f.path, text):
+            out.add(point_id(ws.workspace_id, f.path, c.start_line, c.end_line, version))
     return out
 
 

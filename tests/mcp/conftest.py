@@ -1,6 +1,8 @@
 """Helpers: `probe mcp` as a real subprocess, driven by the MCP SDK's stdio client."""
 from __future__ import annotations
 
+import hashlib
+
 import os
 import sys
 import time
@@ -22,8 +24,9 @@ FAST_ENV = {
 
 def server_params(root: Path, **env: str) -> StdioServerParameters:
     merged = {**FAST_ENV, **env}
-    if "PYTHONPATH" in os.environ:
-        merged.setdefault("PYTHONPATH", os.environ["PYTHONPATH"])
+    for var in ("PYTHONPATH", "PROBE_DATA_DIR"):  # the SDK passes only a minimal environment on
+        if var in os.environ:
+            merged.setdefault(var, os.environ[var])
     return StdioServerParameters(command=sys.executable, args=["-m", "probe_cli", "mcp", "--root", str(root)],
                                  env=merged, cwd=str(Path(__file__).resolve().parents[2]))
 
@@ -84,8 +87,10 @@ def expected_ids(ws) -> set[str]:
 
     out = set()
     for f in scan_files(ws.root).files:
-        for c in chunk_file(f.path, read_text(ws.root, f.path)):
-            out.add(point_id(ws.workspace_id, f.path, c.start_line, c.end_line))
+        text = read_text(ws.root, f.path)
+        version = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        for c in chunk_file(f.path, text):
+            out.add(point_id(ws.workspace_id, f.path, c.start_line, c.end_line, version))
     return out
 
 

@@ -1,0 +1,93 @@
+"""Branch bookkeeping for one index run: which branches have which version of each file.
+
+Every point's ``branch`` payload is the list of branches whose last-indexed working tree had that
+version of the file, so ``branch = "main"`` (a Qdrant keyword match on an array) finds exactly
+main's versions. When a checkout changes a file, the old version's points stay (retagged) if
+another branch still has it, and switching back revives them without chunking or embedding.
+Unchanged files only gain the new branch in their tag. A branch that no longer exists in the
+repository loses its tags, and versions no branch has any more are deleted.
+
+Outside git (no branch) nothing is tracked and the tag is an empty list.
+"""
+from __future__ import annotations
+
+import logging
+from collections import defaultdict
+
+from ..gitrefs import local_branches
+from ..workspace import Workspace
+
+log = logging.getLogger("probe.index")
+
+_BATCH = 1000
+
+
+class BranchBook:
+    def __init__(self, ws: Workspace):
+        self.ws = ws
+        self.branch = ws.branch
+        self.enabled = bool(self.branch)
+
+    def tags(self, path: str, file_hash: str) -> list[str]:
+        """The branch list a version's points carry."""
+        return self.ws.manifest.branches_holding(path, file_hash) if self.enabled else []
+
+    def checkout_has(self, path: str, file_hash: str | None) -> None:
+        """Record the current branch's version of ``path`` (``None``: the file is gone)."""
+        if self.enabled:
+            self.ws.manifest.set_branch_file(self.branch, path, file_hash)
+
+    def leave(self, path: str, old_hash: str | None) -> bool:
+        """The checkout no longer has ``old_hash`` of ``path``. Returns True when its points are
+        kept (retagged) for other branches, False when they were deleted from the store; the
+        manifest change follows in the caller's transaction (``retain_old``)."""
+        man, store = self.ws.manifest, self.ws.store
+        live_ids = [c.point_id for c in man.chunks_for(path)]
+        holders = self.tags(path, old_hash) if old_hash else []
+        if holders:
+            store.set_payload_ids(live_ids, {"branch": holders})
+            return True
+        store.delete_ids(live_ids)
+        return False
+
+    def tag_unchanged(self) -> int:
+        """Add the current branch to the tags of checked-out versions it does not list yet
+        (after a checkout, most files). Returns how many files were retagged."""
+        if not self.enabled:
+            return 0
+        man = self.ws.manifest
+        groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
+        todo = man.untracked_on(self.branch)
+        for path, file_hash in todo:
+            man.set_branch_file(self.branch, path, file_hash)
+            groups[tuple(man.branches_holding(path, file_hash))].extend(c.point_id for c in man.chunks_for(path))
+        for holders, ids in groups.items():
+            for start in range(0, len(ids), _BATCH):
+                self.ws.store.set_payload_ids(ids[start:start + _BATCH], {"branch": list(holders)})
+        return len(todo)
+
+    def prune_deleted(self) -> dict:
+        """Forget branches the repository no longer has; delete versions nobody has any more."""
+        if not self.enabled:
+            return {}
+        existing = local_branches(self.ws.root)
+        if existing is None:
+            return {}
+        man, store = self.ws.manifest, self.ws.store
+        gone = [b for b in man.branches() if b not in existing and b != self.branch]
+        for branch in gone:
+            for path, file_hash in man.forget_branch(branch):
+                holders = man.branches_holding(path, file_hash)
+                live = man.is_live_version(path, file_hash)
+                if live or holders:
+                    store.set_payload_ids(man.version_ids(path, file_hash, live=live), {"branch": holders})
+        dropped = 0
+        for path, file_hash in man.unheld_versions():  # nobody has these versions any more
+            ids = man.version_ids(path, file_hash, live=False)
+            store.delete_ids(ids)  # store first: a stop in between leaves rows, never orphan points
+            man.drop_version(path, file_hash)
+            dropped += len(ids)
+        if gone or dropped:
+            log.info("branches gone from the repository: %s (%d points deleted)", ", ".join(gone) or "-", dropped)
+            self.ws.touch()
+        return {"branches_removed": gone, "points_deleted": dropped} if gone or dropped else {}

@@ -1,0 +1,151 @@
+"""Branches on a real git repository: tags in the payload, default filter, checkout diffs, deletion."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from probe_core import Workspace, index_workspace, search
+
+MAIN_A = "def alpha_checksum(data):\n    \"\"\"Adler style checksum of the payload.\"\"\"\n    return sum(data) % 65521\n"
+FEATURE_A = ("def zebra_compression(data):\n    \"\"\"Run-length compression of the payload.\"\"\"\n"
+             "    return bytes(data)\n")
+SHARED = "def shared_helper(x):\n    \"\"\"Clamp a value into the unit interval.\"\"\"\n    return max(0, min(1, x))\n"
+FEATURE_ONLY = "def feature_toggle_registry():\n    \"\"\"Feature flags known to the service.\"\"\"\n    return {}\n"
+
+
+def git(root: Path, *args: str) -> str:
+    out = subprocess.run(["git", "-C", str(root), *args], check=True, capture_output=True, text=True,
+                         env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+                              "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"})
+    return out.stdout
+
+
+@pytest.fixture
+def two_branches(tmp_path) -> Path:
+    """main: a.py (alpha), shared.py. feature: a.py (zebra), shared.py, only_feature.py."""
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    (root / ".gitignore").write_text(".probe/\n")
+    (root / "a.py").write_text(MAIN_A)
+    (root / "shared.py").write_text(SHARED)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "main")
+    git(root, "checkout", "-qb", "feature")
+    (root / "a.py").write_text(FEATURE_A)
+    (root / "only_feature.py").write_text(FEATURE_ONLY)
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "feature")
+    git(root, "checkout", "-q", "main")
+    return root
+
+
+def tags(ws: Workspace) -> dict[tuple[str, str], list[str]]:
+    """(path, file_hash) → branch tag, read back from the store."""
+    out = {}
+    for r in _payloads(ws):
+        out.setdefault((r["file_path"], r["file_hash"]), sorted(r["branch"]))
+    return out
+
+
+def _payloads(ws: Workspace) -> list[dict]:
+    import qdrant_edge as qe
+
+    shard = ws.store._s()
+    pts, _ = shard.scroll(qe.ScrollRequest(limit=10_000, with_payload=True, with_vector=False))
+    return [dict(p.payload) for p in pts]
+
+
+def paths(resp) -> list[str]:
+    return [r.path for r in resp.results]
+
+
+def test_checkout_reindexes_only_what_differs_and_search_follows_the_branch(two_branches):
+    root = two_branches
+    ws = Workspace.open(root)
+    first = index_workspace(ws)
+    assert first.files_indexed == 3  # .gitignore, a.py, shared.py
+    main_points = ws.store.count()
+    assert {tuple(v) for v in tags(ws).values()} == {("main",)}
+
+    git(root, "checkout", "-q", "feature")
+    rep = index_workspace(ws)
+    # only a.py (changed) and only_feature.py (new) are chunked and embedded; the rest is retagged
+    assert rep.files_indexed == 2 and rep.files_unchanged == 2 and rep.files_retagged == 2
+    assert rep.chunks_embedded == rep.chunks_indexed == 2
+    t = tags(ws)
+    assert t[("shared.py", _hash(SHARED))] == ["feature", "main"]
+    assert t[("a.py", _hash(MAIN_A))] == ["main"]  # main's version kept, not deleted
+    assert t[("a.py", _hash(FEATURE_A))] == ["feature"]
+    assert t[("only_feature.py", _hash(FEATURE_ONLY))] == ["feature"]
+
+    # default: the checked-out branch only
+    assert "a.py" in paths(search(ws, "zebra compression run-length"))
+    alpha = search(ws, "alpha_checksum adler", top_k=5)
+    assert all(r.symbol != "alpha_checksum" for r in alpha.results)
+    # a named branch: main's version, its snippet read from git (the disk has feature's file)
+    on_main = search(ws, "alpha_checksum adler", top_k=5, filters={"branch": "main"})
+    hit = next(r for r in on_main.results if r.path == "a.py")
+    assert hit.branches == ["main"] and "alpha_checksum" in hit.snippet and not hit.stale
+    assert all(r.path != "only_feature.py" for r in search(ws, "feature toggle registry",
+                                                           filters={"branch": "main"}).results)
+    # every branch
+    both = search(ws, "payload checksum compression", top_k=10, filters={"branch": "*"})
+    a_versions = {(r.path, r.symbol) for r in both.results if r.path == "a.py"}
+    assert a_versions == {("a.py", "alpha_checksum"), ("a.py", "zebra_compression")}
+    checked_out = next(r for r in both.results if r.symbol == "zebra_compression")
+    assert checked_out.branches is None  # the checked-out version: read from disk as usual
+
+    # back to main: a.py's main version is revived, nothing is embedded again
+    git(root, "checkout", "-q", "main")
+    back = index_workspace(ws)
+    assert back.files_revived == 1 and back.chunks_embedded == 0 and back.files_deleted == 1
+    assert ws.store.count() == main_points + 2  # feature's a.py and only_feature.py stay for feature
+    assert "a.py" in paths(search(ws, "alpha_checksum adler", top_k=3))
+    feature_hit = search(ws, "feature toggle registry", filters={"branch": "feature"})
+    assert feature_hit.results[0].path == "only_feature.py" and feature_hit.results[0].branches == ["feature"]
+    assert "only_feature.py" not in paths(search(ws, "feature toggle registry"))
+
+    # the branch is deleted: its versions go, main's stay exactly
+    git(root, "branch", "-qD", "feature")
+    gone = index_workspace(ws)
+    assert gone.branches == {"branches_removed": ["feature"], "points_deleted": 2}
+    assert ws.store.count() == main_points
+    assert set(ws.store.all_ids()) == set(ws.manifest.chunk_ids()) == set(ws.manifest.chunk_ids(live=True))
+    assert {tuple(v) for v in tags(ws).values()} == {("main",)}
+    unknown = search(ws, "alpha", filters={"branch": "feature"})
+    assert unknown.results == [] and "has not been indexed" in (unknown.message or "")
+    ws.close()
+
+
+def test_outside_git_nothing_is_filtered(tmp_path):
+    root = tmp_path / "plain"
+    root.mkdir()
+    (root / "a.py").write_text(MAIN_A)
+    ws = Workspace.open(root)
+    index_workspace(ws)
+    assert {tuple(v) for v in tags(ws).values()} == {()}
+    assert search(ws, "alpha checksum").results[0].path == "a.py"
+    ws.close()
+
+
+def test_upgraded_index_with_string_tags_is_retagged(two_branches):
+    """Indexes written before branch lists held ``branch: "main"``: the next run lists it."""
+    ws = Workspace.open(two_branches)
+    index_workspace(ws)
+    ids = list(ws.store.all_ids())
+    ws.store.set_payload_ids(ids, {"branch": "main"})
+    with ws.manifest.transaction() as db:
+        db.execute("DELETE FROM branch_files")
+    rep = index_workspace(ws)
+    assert rep.files_retagged == 3 and rep.files_indexed == 0
+    assert {tuple(v) for v in tags(ws).values()} == {("main",)}
+    ws.close()
+
+
+def _hash(text: str) -> str:
+    from probe_core.records import short_hash
+
+    return short_hash(text)
