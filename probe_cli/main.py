@@ -41,6 +41,9 @@ def cmd_index(args) -> int:
             rebuild(ws)
         with IndexProgressView(enabled=not args.json and not args.quiet) as view:
             report = index_workspace(ws, progress=view.update, dense=not args.lexical_only)
+        from probe_core.registry import note_seen
+
+        note_seen(ws)  # the workspace registry (`probe prune`)
         if args.json:
             print(json.dumps(report.to_dict(), indent=2))
         elif not args.quiet:
@@ -78,9 +81,15 @@ def cmd_search(args) -> int:
         filters["include_globs"] = args.include
     if args.exclude:
         filters["exclude_globs"] = args.exclude
-    with open_engine(_root(args), background=False) as engine:
-        data = engine.search(args.query, top_k=args.top_k, mode=args.mode, instruction=args.instruction,
-                             filters=filters or None, max_tokens=args.max_tokens)
+    if args.branch:
+        filters["branch"] = args.branch
+    from probe_core.libraries import LibraryPool, search_sources
+
+    # the project, and with --include-libraries the reference libraries too, fused by rank
+    with open_engine(_root(args), background=False) as engine, LibraryPool(background=False) as libraries:
+        data = search_sources(engine, libraries, args.query, top_k=args.top_k, mode=args.mode,
+                              instruction=args.instruction, filters=filters or None, max_tokens=args.max_tokens,
+                              include_libraries=args.include_libraries)
     if args.json:
         print(json.dumps(data, indent=2))
     else:
@@ -152,7 +161,10 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--kind", action="append", choices=["code", "doc", "config", "test"], help="only this chunk kind")
     sp.add_argument("--include", action="append", help="only paths matching this glob (repeatable)")
     sp.add_argument("--exclude", action="append", help="skip paths matching this glob (repeatable)")
+    sp.add_argument("--branch", help='git branch to search: default the checked-out one; "*" every indexed branch')
     sp.add_argument("--max-tokens", type=int, help="trim the answer to about this many tokens, as the MCP tool does")
+    sp.add_argument("--include-libraries", action="store_true",
+                    help="also search the reference libraries (`probe library`) and fuse the results")
     sp.add_argument("--json", action="store_true", help="print the result schema as JSON")
     sp.set_defaults(func=cmd_search)
 
@@ -174,11 +186,13 @@ def build_parser() -> argparse.ArgumentParser:
                     help="pass this --root to the server instead of relying on the client's working directory")
     sp.set_defaults(func=cmd_install_mcp)
 
-    from . import intel_verbs, memory_verbs, stack_verbs
+    from . import intel_verbs, library_verbs, memory_verbs, prune_verbs, stack_verbs
 
     stack_verbs.register(sub)  # doctor, up, down
     intel_verbs.register(sub)  # map, callers, callees, refs, impls, impact
     memory_verbs.register(sub)  # memory list|add|update|remove
+    library_verbs.register(sub)  # library add|list|index|remove
+    prune_verbs.register(sub)  # prune, workspaces
     return p
 
 

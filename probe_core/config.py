@@ -103,13 +103,15 @@ class WorkspaceConfig:
         return self
 
 
-def config_path(root: Path) -> Path:
-    return Path(root) / PROBE_DIR / CONFIG_FILE
+def config_path(root: Path, probe_dir: Path | None = None) -> Path:
+    """``<probe_dir>/config.json``; ``probe_dir`` defaults to ``root/.probe`` (a library's index
+    keeps its data dir under the user data dir instead: ``probe_core.libraries``)."""
+    return (Path(probe_dir) if probe_dir is not None else Path(root) / PROBE_DIR) / CONFIG_FILE
 
 
-def load_config(root: Path) -> WorkspaceConfig | None:
+def load_config(root: Path, probe_dir: Path | None = None) -> WorkspaceConfig | None:
     """The workspace's config, or None when ``probe init`` never ran there."""
-    path = config_path(root)
+    path = config_path(root, probe_dir)
     if not path.exists():
         return None
     try:
@@ -118,8 +120,8 @@ def load_config(root: Path) -> WorkspaceConfig | None:
         raise ConfigError(f"{path} is not valid Probe config ({exc}); fix or delete it") from exc
 
 
-def save_config(root: Path, cfg: WorkspaceConfig) -> Path:
-    path = config_path(root)
+def save_config(root: Path, cfg: WorkspaceConfig, probe_dir: Path | None = None) -> Path:
+    path = config_path(root, probe_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(cfg.to_json(), indent=2, sort_keys=True) + "\n", "utf-8")
@@ -142,12 +144,14 @@ def ensure_gitignored(root: Path) -> bool:
     return True
 
 
-def init_workspace(root: Path, preset: str | None = None) -> tuple[WorkspaceConfig, bool]:
-    """Create (or keep) ``.probe/config.json``. Returns (config, created)."""
+def init_workspace(root: Path, preset: str | None = None, *,
+                   probe_dir: Path | None = None) -> tuple[WorkspaceConfig, bool]:
+    """Create (or keep) ``.probe/config.json`` (``<probe_dir>/config.json`` when given: then the
+    root is left untouched, no ``.gitignore`` entry). Returns (config, created)."""
     root = Path(root)
     if not root.is_dir():
         raise ConfigError(f"{root} is not a directory")
-    cfg = load_config(root)
+    cfg = load_config(root, probe_dir)
     created = cfg is None
     if cfg is None:
         cfg = WorkspaceConfig()
@@ -156,6 +160,7 @@ def init_workspace(root: Path, preset: str | None = None) -> tuple[WorkspaceConf
             raise ConfigError(f"unknown preset {preset!r}; choose one of {', '.join(PRESETS)}")
         cfg.preset = preset
     if created or preset is not None:
-        save_config(root, cfg)
-    ensure_gitignored(root)
+        save_config(root, cfg, probe_dir)
+    if probe_dir is None:
+        ensure_gitignored(root)
     return cfg, created

@@ -24,6 +24,11 @@ class SearchFilters(BaseModel):
     branch: str | None = Field(None, description=(
         'Git branch to search: default the checked-out one; "*" every indexed branch; or a branch name '
         "(its versions as last indexed while it was checked out)."))
+    collections: list[str] | None = Field(  # values checked in probe_core, for a one-line error
+        None, description='Which sources to search: "project" and/or "libraries": ["project"] (default), '
+                          '["libraries"] (the user\'s reference libraries only) or both (fused by rank).')
+    libraries: list[str] | None = Field(
+        None, description='Only these reference libraries, by name (implies the "libraries" collection).')
 
 
 class Signals(BaseModel):
@@ -48,6 +53,9 @@ class SearchHit(BaseModel):
     branches: list[str] | None = Field(
         None, description="Only for another branch's version of the file (filters.branch): the branches that "
                           "have it; the snippet is read from git, and open_file shows the checked-out file.")
+    collection: Literal["project", "libraries"] = Field(
+        "project", description='"project": this repository; "libraries": a reference library (see library_name).')
+    library_name: str | None = Field(None, description="The reference library of a library result.")
 
 
 class Truncation(BaseModel):
@@ -69,6 +77,8 @@ class SearchOutput(BaseModel):
     dense_coverage: float = Field(description="Share of chunks that have semantic vectors (1.0 = all).")
     took_ms: float
     mode: str
+    sources: list[dict] | None = Field(
+        None, description="With libraries: each source searched (collection, library_name, status, results).")
 
 
 class OpenFileOutput(BaseModel):
@@ -85,6 +95,10 @@ class OpenFileOutput(BaseModel):
     index_state: Literal["current", "stale", "not_indexed", "unknown"] = Field(
         description="Whether the index holds this exact version of the file.")
     message: str | None = None
+    collection: Literal["project", "libraries"] | None = Field(
+        None, description='"libraries" for a library document (read from the library\'s index).')
+    library_name: str | None = None
+    file: str | None = Field(None, description="A library document's file on disk (absolute path).")
 
 
 class Progress(BaseModel):
@@ -168,4 +182,17 @@ class MemoryOutput(BaseModel):
     action: str = Field(description="add | update | remove | list")
     rule: MemoryRule | None = Field(None, description="The rule added, updated or removed (null for list).")
     rules: list[MemoryRule] = Field(description="All current rules: global first, then the project's, by creation.")
+    message: str
+
+
+class StoreOutput(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+    library_name: str
+    path: str = Field(description="The stored document, as library:NAME/FILE (open_file reads it).")
+    source: str = Field(description="Same as path: cite it, or pass it to open_file.")
+    file: str = Field(description="The Markdown file written under the user's data dir.")
+    created: bool = Field(description="False when identical content was already stored (nothing written).")
+    library_created: bool = Field(description="True when this call created the library.")
+    chunks_indexed: int = Field(description="Chunks indexed now (searchable at once; semantic vectors follow).")
     message: str

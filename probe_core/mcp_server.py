@@ -31,7 +31,8 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from .errors import ProbeError
-from .mcp_schemas import IntelOutput, MapOutput, MemoryOutput, OpenFileOutput, SearchFilters, SearchOutput, StatusOutput
+from .mcp_schemas import (IntelOutput, MapOutput, MemoryOutput, OpenFileOutput, SearchFilters, SearchOutput, StatusOutput,
+                          StoreOutput)
 
 log = logging.getLogger("probe.mcp")
 
@@ -56,6 +57,7 @@ which tests cover it, with a risk level.
 - memory: durable rules for this user (scope "global") or repository (scope "project"): add one \
 when the user states a lasting preference or convention ("always use uv", "no mocks in tests"); \
 list them with action "list" or read the resource `probe://memory/rules`. Follow them.
+- store: save a reference document (API notes, a spec, a how-to the user pastes or you fetched) into a named library; it is searchable at once. search with `include_libraries: true` (or `filters.collections`) to search the user's reference libraries beside the code; such results have `collection: "libraries"` and a `source` like "library:NAME/PATH#L1-L20" that open_file reads.
 
 Cite results by their `source` (path#Lstart-Lend). `stale: true` means the file changed since it \
 was indexed: re-read it with open_file. `status: uncertain` means the index is incomplete (still \
@@ -69,7 +71,9 @@ Use it for concept and paraphrase questions ("where do we throttle concurrent re
 unknown names, and to locate an implementation before reading it; use grep for exact strings you \
 already know. Returns ranked line ranges with a short snippet and a `source` (path#Lstart-Lend): \
 cite `source`, and call open_file(source) for the full, current text before editing. The answer \
-fits `max_tokens`; anything trimmed is reported in `truncated`."""
+fits `max_tokens`; anything trimmed is reported in `truncated`. With `include_libraries: true` the \
+user's reference libraries (documentation folders, stored documents) are searched too and fused with \
+the code results; each result says its `collection` ("project" or "libraries") and `library_name`."""
 
 OPEN_FILE_DOC = """\
 Read exact lines of a repository file from disk, with line numbers, file_hash and mtime.
@@ -77,7 +81,17 @@ Read exact lines of a repository file from disk, with line numbers, file_hash an
 The authority for file content: use it on a search result's `source` ("src/a.py#L10-L40") or a \
 path plus start_line/end_line before quoting or editing. Paths are relative to the repository \
 root; anything resolving outside it (../, absolute paths elsewhere, symlinks out) is refused. \
-Long ranges come back in pages of 400 lines (`next_start_line`)."""
+Long ranges come back in pages of 400 lines (`next_start_line`). A library result's source \
+("library:NAME/PATH#L1-L20") reads that library document's indexed text."""
+
+STORE_DOC = """\
+Save a reference document into a named library of the user's (created on first use), indexed at once \
+and found later by search with `include_libraries: true`, from any repository.
+
+Use it for knowledge worth keeping beyond this task: API notes, a spec or an excerpt of documentation \
+the user gives or you fetched, a decision record. One call stores one document (Markdown or plain \
+text); storing identical content again changes nothing. `library_name`: lowercase letters, digits, \
+'-', '_' or '.', e.g. "stripe-api". Folder libraries (`probe library add`) cannot be stored into."""
 
 STATUS_DOC = """\
 Report the index: files and chunks indexed, whether indexing is still in progress (with progress), \
@@ -153,9 +167,20 @@ READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempot
 class _EngineSlot:
     """Holds the engine the lifespan starts; tools reach it through here."""
 
-    def __init__(self, factory: Callable[[], object]):
+    def __init__(self, factory: Callable[[], object], libraries_factory: Callable[[], object] | None = None):
         self.factory = factory
         self.engine = None
+        self.libraries_factory = libraries_factory
+        self.libraries = None  # a libraries.LibraryPool once started (None: no reference libraries here)
+
+    def close(self) -> None:
+        """Close the library engines and the project engine (idempotent)."""
+        pool, self.libraries = self.libraries, None
+        if pool is not None:
+            pool.close()
+        engine, self.engine = self.engine, None
+        if engine is not None:
+            engine.close()
 
     def get(self):
         if self.engine is None:
@@ -184,7 +209,8 @@ def render_search(out: dict) -> str:
     if not out["results"]:
         lines.append("No results.")
     for i, r in enumerate(out["results"], 1):
-        tags = [t for t in (r.get("symbol"), r.get("chunk_kind")) if t]
+        lib = f"library {r['library_name']}" if r.get("collection") == "libraries" else None
+        tags = [t for t in (lib, r.get("symbol"), r.get("chunk_kind")) if t]
         flags = " STALE (file changed since indexing; open_file for current text)" if r.get("stale") else ""
         lines.append(f"{i}. {r['source']}" + (f"  ({', '.join(tags)})" if tags else "") + flags)
         for n, text in enumerate((r.get("snippet") or "").split("\n"), r["start_line"]):
@@ -221,19 +247,21 @@ def render_status(st: dict) -> str:
 
 
 def build_server(engine_factory: Callable[[], object], *, default_max_tokens: int = 6000,
-                 root: Path | None = None) -> MCPServer:
+                 root: Path | None = None, libraries_factory: Callable[[], object] | None = None) -> MCPServer:
     """The MCP server; ``engine_factory`` runs in the lifespan (after the transport is up).
-    ``root`` (optional) puts the workspace's memory rules into the instructions."""
-    slot = _EngineSlot(engine_factory)
+    ``root`` (optional) puts the workspace's memory rules into the instructions.
+    ``libraries_factory`` (optional) starts the reference libraries' ``LibraryPool``."""
+    slot = _EngineSlot(engine_factory, libraries_factory)
 
     @asynccontextmanager
     async def lifespan(_server):
         slot.engine = await anyio.to_thread.run_sync(slot.factory)
+        if slot.libraries_factory is not None:
+            slot.libraries = await anyio.to_thread.run_sync(slot.libraries_factory)
         try:
             yield {}
         finally:
-            engine, slot.engine = slot.engine, None
-            await anyio.to_thread.run_sync(engine.close)
+            await anyio.to_thread.run_sync(slot.close)
 
     instructions = INSTRUCTIONS
     if rules_text := memory_instructions(root):
@@ -255,14 +283,22 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
             description="Optional task description for instruction-aware embedders/rerankers, e.g. "
                         "\"find the implementation, not tests\".")] = None,
         filters: Annotated[SearchFilters | None, Field(
-            description="Optional: restrict by languages, chunk_kinds, include_globs, exclude_globs, branch.")] = None,
+            description="Optional: restrict by languages, chunk_kinds, include_globs, exclude_globs, branch; "
+                        "collections/libraries pick the sources.")] = None,
+        include_libraries: Annotated[bool, Field(
+            description="Also search the user's reference libraries (documentation folders and stored documents) "
+                        "and fuse them with the code results; same as filters.collections "
+                        "[\"project\", \"libraries\"].")] = False,
         max_tokens: Annotated[int, Field(
             ge=256, le=100_000,
             description="Budget for this answer (estimated as characters/4). Snippets are shortened, then "
                         "results dropped, to fit; the answer says what was cut.")] = default_max_tokens,
     ) -> Annotated[CallToolResult, SearchOutput]:
-        out = _call(slot.get().search, query, top_k=top_k, mode=mode, instruction=instruction,
-                    filters=filters.model_dump(exclude_none=True) if filters else None, max_tokens=max_tokens)
+        from .libraries.fusion import search_sources
+
+        out = _call(search_sources, slot.get(), slot.libraries, query, top_k=top_k, mode=mode,
+                    instruction=instruction, filters=filters.model_dump(exclude_none=True) if filters else None,
+                    max_tokens=max_tokens, include_libraries=include_libraries)
         return CallToolResult(content=[TextContent(type="text", text=render_search(out))], structured_content=out)
 
     @server.tool(title="Open file lines", description=OPEN_FILE_DOC, annotations=READ_ONLY)
@@ -275,12 +311,19 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
         end_line: Annotated[int | None, Field(
             ge=1, description="Last line to read (inclusive). Default: the end of the file (paged).")] = None,
     ) -> Annotated[CallToolResult, OpenFileOutput]:
-        out = _call(slot.get().open_file, path, start_line, end_line)
+        if path.strip().startswith("library:"):  # a reference library's document, read from its index
+            from .libraries.documents import open_document
+
+            out = _call(open_document, path.strip(), start_line, end_line)
+        else:
+            out = _call(slot.get().open_file, path, start_line, end_line)
         return CallToolResult(content=[TextContent(type="text", text=render_open_file(out))], structured_content=out)
 
     @server.tool(title="Index status", description=STATUS_DOC, annotations=READ_ONLY)
     def index_status() -> Annotated[CallToolResult, StatusOutput]:
         st = _call(slot.get().index_status)
+        if slot.libraries is not None:
+            st["libraries"] = _libraries_status(slot.libraries)
         return CallToolResult(content=[TextContent(type="text", text=render_status(st))], structured_content=st)
 
     def intel(tool: str, args: dict) -> CallToolResult:
@@ -355,6 +398,24 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
         out = _call(slot.get().memory, action, args)
         return CallToolResult(content=[TextContent(type="text", text=render_memory(out))], structured_content=out)
 
+    @server.tool(title="Store a reference document", description=STORE_DOC, annotations=ToolAnnotations(
+        read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=False))
+    def store(
+        content: Annotated[str, Field(description="The document's text (Markdown or plain text).")],
+        library_name: Annotated[str, Field(
+            description="The library to store it in (created if new): lowercase letters, digits, '-', '_', '.', "
+                        "e.g. \"stripe-api\".")],
+        title: Annotated[str | None, Field(description="Optional title (becomes the document's heading).")] = None,
+        source: Annotated[str | None, Field(description="Optional: where it came from (a book, a ticket, ...).")] = None,
+        url: Annotated[str | None, Field(description="Optional: the URL it came from.")] = None,
+    ) -> Annotated[CallToolResult, StoreOutput]:
+        from .libraries.store_doc import store as store_document
+
+        if slot.libraries is None:
+            raise ToolError("reference libraries are not available in this server")
+        out = _call(store_document, slot.libraries, content, library_name, title, source, url)
+        return CallToolResult(content=[TextContent(type="text", text=out["message"])], structured_content=out)
+
     @server.resource(MEMORY_RESOURCE, name="memory-rules", title="Memory rules", mime_type="text/markdown",
                      description="The user's global and this repository's memory rules, as markdown.")
     def memory_rules() -> str:
@@ -364,6 +425,18 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
         return render_rules_markdown(out["rules"])
 
     return server
+
+
+def _libraries_status(pool) -> list[dict]:
+    """Registered libraries with their counts and this process's role for each (never raises)."""
+    try:
+        from .libraries import list_libraries
+
+        roles = pool.roles()
+        return [{**lib, "role": roles.get(lib["name"])} for lib in list_libraries()]
+    except Exception:
+        log.warning("could not list the libraries", exc_info=True)
+        return []
 
 
 def render_intel(out: dict) -> str:
@@ -452,19 +525,23 @@ def run_stdio(root: Path | None = None) -> int:
         guard.seal()
         return open_engine(root, settings=settings)
 
-    server = build_server(start_engine, default_max_tokens=settings.default_max_tokens, root=root)
+    def start_libraries():
+        from .libraries.pool import LibraryPool
+
+        return LibraryPool(settings).start()  # opens each library's engine in the background
+
+    server = build_server(start_engine, default_max_tokens=settings.default_max_tokens, root=root,
+                          libraries_factory=start_libraries)
     log.info("probe mcp starting for %s (pid %d)", root, os.getpid())
 
     def _terminate(signum, _frame):
         # A client stopping us. The transport's stdin reader sits in a thread that cancellation
         # cannot reach, so close the engine (flush the index, drop the owner lock) right here.
         log.info("signal %d: shutting down", signum)
-        engine = server.probe_engine_slot.engine
-        if engine is not None:
-            try:
-                engine.close()
-            except Exception:
-                log.exception("closing the engine failed")
+        try:
+            server.probe_engine_slot.close()
+        except Exception:
+            log.exception("closing the engines failed")
         logging.shutdown()
         os._exit(0)
 

@@ -37,10 +37,14 @@ def git_branch(root: Path) -> str:
 class Workspace:
     """Everything Probe knows about one root. Thread-safe for one writer and many readers."""
 
-    def __init__(self, root: Path, config: WorkspaceConfig):
+    def __init__(self, root: Path, config: WorkspaceConfig, *, probe_dir: Path | None = None):
         self.root = Path(root).resolve()
         self.config = config
-        self.probe_dir = self.root / PROBE_DIR
+        # the data dir: ``root/.probe`` for a project; a library keeps it under the user data dir
+        self.probe_dir = Path(probe_dir).resolve() if probe_dir is not None else self.root / PROBE_DIR
+        # reference libraries (``probe_core.libraries``) set these; a project leaves them empty
+        self.extra_payload: dict = {}  # merged into every point's payload
+        self.library = None  # a LibraryProfile: which files, how to chunk them, keep deletions or not
         self.write_lock = threading.RLock()  # one indexer at a time inside this process
         self.state_version = 0  # bumped on every write; keys the search cache with the generation
         self._embedder: Embedder | None = None
@@ -48,17 +52,23 @@ class Workspace:
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
-    def open(cls, root: Path | str, *, create: bool = True) -> "Workspace":
-        """Open the workspace at ``root``; with ``create`` run ``init`` when it has none."""
+    def open(cls, root: Path | str, *, create: bool = True, probe_dir: Path | None = None) -> "Workspace":
+        """Open the workspace at ``root``; with ``create`` run ``init`` when it has none.
+        ``probe_dir``: the data dir when it is not ``root/.probe`` (a library's index)."""
         root = Path(root).expanduser()
         if not root.is_dir():
             raise ConfigError(f"{root} is not a directory")
-        cfg = load_config(root)
+        cfg = load_config(root, probe_dir)
         if cfg is None:
             if not create:
                 raise WorkspaceNotFound(f"{root} has no Probe index yet; run `probe index --root {root}`")
-            cfg, _ = init_workspace(root)
-        return cls(root, cfg.with_env())
+            cfg, _ = init_workspace(root, probe_dir=probe_dir)
+        ws = cls(root, cfg.with_env(), probe_dir=probe_dir)
+        if "library" in ws.config.extra:  # the data dir of a reference library's index
+            from .libraries.workspace import configure_library
+
+            configure_library(ws)
+        return ws
 
     @property
     def workspace_id(self) -> str:

@@ -2,13 +2,31 @@
 from __future__ import annotations
 
 import os
+import threading
 
 from ..config import WorkspaceConfig
 from ..errors import ConfigError
 from .protocol import Embedder
 
 
+_shared: dict[tuple, Embedder] = {}
+_shared_lock = threading.Lock()
+
+
 def make_embedder(config: WorkspaceConfig) -> Embedder:
+    """The embedder for these settings. An in-process model is loaded once per process and shared by
+    every workspace that asks for it (a project and its reference libraries hold one MiniLM, not one
+    each); a TEI client is cheap and made per workspace."""
+    if config.tei_url:
+        return _new_embedder(config)
+    key = (config.preset, os.environ.get("PROBE_EMBEDDER", "minilm"))
+    with _shared_lock:
+        if key not in _shared:
+            _shared[key] = _new_embedder(config)
+        return _shared[key]
+
+
+def _new_embedder(config: WorkspaceConfig) -> Embedder:
     """TEI when ``tei_url`` is set (the stack presets), else the in-process default.
 
     ``PROBE_EMBEDDER`` overrides the in-process model: ``minilm`` (default) or ``static:DIR``

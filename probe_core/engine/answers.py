@@ -83,8 +83,12 @@ def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "au
     if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
                                    or not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS):
         raise ConfigError(f"max_tokens must be an integer between {MIN_MAX_TOKENS} and {MAX_MAX_TOKENS}")
-    resp = search(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters)
-    out = resp.to_dict()
+    if getattr(ws, "library", None) is not None:  # a reference library's index: snippets from the index
+        from ..libraries.search import library_search
+
+        out = library_search(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters)
+    else:
+        out = search(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters).to_dict()
     for r in out["results"]:
         shown = len(r["snippet"].split("\n")) if r["snippet"] else 0
         r["snippet_truncated"] = shown < r["end_line"] - r["start_line"] + 1

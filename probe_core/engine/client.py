@@ -17,9 +17,9 @@ class AttachedEngine:
 
     role = "attached"
 
-    def __init__(self, root: Path | str, *, rpc_timeout_s: float = 120.0):
+    def __init__(self, root: Path | str, *, rpc_timeout_s: float = 120.0, probe_dir: Path | None = None):
         self.root = Path(os.path.realpath(root))
-        self.probe_dir = self.root / ".probe"
+        self.probe_dir = Path(probe_dir) if probe_dir is not None else self.root / ".probe"
         self.rpc_timeout_s = rpc_timeout_s
 
     def _socket(self) -> Path:
@@ -48,6 +48,9 @@ class AttachedEngine:
         out["role"] = self.role
         out["pid"] = os.getpid()
         return out
+
+    def index_paths(self, paths: list[str]) -> dict:
+        return self._call("index_paths", {"paths": list(paths)})
 
     def ping(self) -> dict:
         return self._call("ping", {})

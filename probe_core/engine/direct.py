@@ -13,11 +13,11 @@ class DirectEngine:
 
     role = "direct"
 
-    def __init__(self, root: Path | str):
+    def __init__(self, root: Path | str, *, probe_dir: Path | None = None):
         from ..workspace import Workspace
 
         self.root = Path(os.path.realpath(root))
-        self.ws = Workspace.open(self.root, create=False)
+        self.ws = Workspace.open(self.root, create=False, probe_dir=probe_dir)
 
     def search(self, query: str, *, top_k: int = 12, mode: str = "auto", instruction: str | None = None,
                filters: dict | None = None, max_tokens: int | None = None) -> dict:
@@ -42,6 +42,14 @@ class DirectEngine:
         from .answers import memory_answer
 
         return memory_answer(self.root, action, args)
+
+    def index_paths(self, paths: list[str]) -> dict:
+        """Index these files now, in this process (the caller holds the owner lock)."""
+        from ..indexing.indexer import index_workspace
+
+        report = index_workspace(self.ws, paths=list(paths))
+        return {"files_indexed": report.files_indexed, "chunks_indexed": report.chunks_indexed,
+                "generation": report.generation}
 
     def index_status(self) -> dict:
         from ..indexing.status import index_status

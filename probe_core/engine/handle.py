@@ -30,11 +30,14 @@ class EngineHandle:
     (``DirectEngine``) and never promotes; with an owner running it attaches.
     """
 
-    def __init__(self, root: Path | str, settings: EngineSettings | None = None, *, background: bool = True):
+    def __init__(self, root: Path | str, settings: EngineSettings | None = None, *, background: bool = True,
+                 probe_dir: Path | str | None = None):
         self.root = Path(os.path.realpath(root))
+        # the data dir: root/.probe for a project, elsewhere for a library's index
+        self.probe_dir = Path(os.path.realpath(probe_dir)) if probe_dir is not None else self.root / ".probe"
         self.settings = settings or EngineSettings.from_env()
         self.background = background
-        self._lock = EngineLock(self.root / ".probe")
+        self._lock = EngineLock(self.probe_dir)
         self._switch = threading.Lock()
         self._closed = threading.Event()
         self._monitor: threading.Thread | None = None
@@ -49,31 +52,36 @@ class EngineHandle:
         return self._impl
 
     def _start_impl(self):
-        if not self.background and not (self.root / ".probe" / "config.json").exists():
+        if not self.background and not (self.probe_dir / "config.json").exists():
             from .direct import DirectEngine
 
-            return DirectEngine(self.root)  # raises WorkspaceNotFound, with the advice to index first
+            # raises WorkspaceNotFound, with the advice to index first
+            return DirectEngine(self.root, probe_dir=self._probe_dir_arg)
         if self._lock.try_acquire():
             return self._become_owner()
         log.info("another Probe process owns %s; attaching to it", self.root)
         if self.background:
             self._monitor = threading.Thread(target=self._watch_owner, name="probe-takeover", daemon=True)
             self._monitor.start()
-        return AttachedEngine(self.root, rpc_timeout_s=self.settings.rpc_timeout_s)
+        return AttachedEngine(self.root, rpc_timeout_s=self.settings.rpc_timeout_s, probe_dir=self.probe_dir)
+
+    @property
+    def _probe_dir_arg(self) -> Path | None:
+        return None if self.probe_dir == self.root / ".probe" else self.probe_dir
 
     def _become_owner(self):
         if not self.background:
             from .direct import DirectEngine
 
             try:
-                return DirectEngine(self.root)
+                return DirectEngine(self.root, probe_dir=self._probe_dir_arg)
             except BaseException:
                 self._lock.release()
                 raise
         from .service import OwnerEngine
 
         log.info("owning %s (pid %d)", self.root, os.getpid())
-        return OwnerEngine(self.root, self.settings).start()
+        return OwnerEngine(self.root, self.settings, probe_dir=self._probe_dir_arg).start()
 
     def _try_promote(self) -> bool:
         """Take the lock if it is free: an MCP process becomes the owner, the CLI answers directly.
@@ -105,7 +113,7 @@ class EngineHandle:
                     continue
                 if time.monotonic() >= deadline:
                     raise BackendUnavailable(
-                        f"another Probe process holds {self.root / '.probe' / 'engine.lock'} but does not answer "
+                        f"another Probe process holds {self.probe_dir / 'engine.lock'} but does not answer "
                         f"({exc}); if it is stuck, stop it") from exc
                 time.sleep(0.1)
 
@@ -124,6 +132,10 @@ class EngineHandle:
 
     def memory(self, action: str, args: dict) -> dict:
         return self._call("memory", action, args)
+
+    def index_paths(self, paths: list[str]) -> dict:
+        """Index these files now and return once they are searchable (lexically at least)."""
+        return self._call("index_paths", list(paths))
 
     def close(self) -> None:
         self._closed.set()

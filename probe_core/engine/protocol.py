@@ -31,5 +31,9 @@ class Engine(Protocol):
         """Memory rules: add / update / remove / list (``answers.memory_answer``)."""
         ...
 
+    def index_paths(self, paths: list[str]) -> dict:
+        """Index these files now; return once they are searchable (lexically). Used by ``store``."""
+        ...
+
     def close(self) -> None:
         ...

@@ -38,14 +38,24 @@ CAPABILITIES = {"search": True, "open_file": True, "lexical": True, "dense": Tru
                 "code_intel": False, "memory": True}
 
 
+def _note_seen(ws: Workspace, min_interval_s: float = 0.0) -> None:
+    from ..registry import note_seen
+
+    if getattr(ws, "library", None) is not None:  # libraries have their own registry (libraries.json)
+        return
+    note_seen(ws, min_interval_s=min_interval_s)
+
+
 class OwnerEngine:
     """The engine of the process that holds the workspace's owner lock."""
 
     role = "owner"
 
-    def __init__(self, root: Path | str, settings: EngineSettings | None = None, *, serve_rpc: bool = True):
+    def __init__(self, root: Path | str, settings: EngineSettings | None = None, *, serve_rpc: bool = True,
+                 probe_dir: Path | None = None):
         self.root = Path(os.path.realpath(root))
-        self.probe_dir = self.root / ".probe"
+        self._own_probe_dir = probe_dir  # None: root/.probe (a project); set: a library's index dir
+        self.probe_dir = Path(probe_dir) if probe_dir is not None else self.root / ".probe"
         self.settings = settings or EngineSettings.from_env()
         self._serve_rpc = serve_rpc
         self._ws: Workspace | None = None
@@ -60,6 +70,7 @@ class OwnerEngine:
         self._scan_paths: set[str] = set()
         self._scan_reasons: set[str] = {"startup"}
         self._scanning = False
+        self._scan_waiters: list[tuple[threading.Event, dict]] = []  # index_paths callers, told when done
         self._dense_pending = True
         self._searches = 0
         self._search_idle = threading.Event()
@@ -70,6 +81,7 @@ class OwnerEngine:
         self._scans_completed = 0
         self._last_report: dict | None = None
         self._started_at = time.time()
+        self._seen_at = time.monotonic()  # the heartbeat's last registry record (_open_backends records too)
         self._warmed = False
         self._worker: threading.Thread | None = None
         self._watcher: RepoWatcher | None = None
@@ -135,6 +147,7 @@ class OwnerEngine:
             try:
                 if self._needs_open:
                     self._open_backends()
+                self._heartbeat()
                 with self._wake:
                     scan = self._scan_requested()
                     if not scan and not self._dense_pending:
@@ -158,6 +171,20 @@ class OwnerEngine:
                 backoff = min(backoff * 2, self.settings.max_backoff_s)
                 self._stop.wait(backoff)
 
+    def _heartbeat(self) -> None:
+        """Re-record the workspace (``last_seen_at``) every ``record_interval_s`` while the engine runs,
+        idle or not (the worker passes here at least every second when idle, and between dense
+        batches): ``probe prune`` on another machine sharing the Qdrant server knows a live workspace
+        only by it. A clock check between records; never raises."""
+        now = time.monotonic()
+        if self._ws is None or self._needs_open or now - self._seen_at < self.settings.record_interval_s:
+            return
+        self._seen_at = now  # also after a failure: retry next interval, do not hammer a down server
+        try:
+            _note_seen(self._ws)
+        except Exception:  # noqa: BLE001 - note_seen logs its own failures; nothing here may stop the worker
+            log.debug("registry heartbeat failed", exc_info=True)
+
     def _fail(self, exc: BaseException, *, internal: bool = False) -> None:
         msg = f"internal error: {type(exc).__name__}: {exc}" if internal else str(exc)
         with self._state:
@@ -176,7 +203,7 @@ class OwnerEngine:
         from ..workspace import Workspace
 
         if self._ws is None:
-            ws = Workspace.open(self.root)  # creates .probe/config.json on a first run
+            ws = Workspace.open(self.root, probe_dir=self._own_probe_dir)  # creates config.json on a first run
             _ = ws.manifest, ws.store  # build both before other threads can race to
             self._ws = ws
         ws = self._ws
@@ -186,6 +213,7 @@ class OwnerEngine:
         self._needs_open = False
         self._healthy()
         self._ready.set()
+        _note_seen(ws)  # the workspace registry (`probe prune`); never raises
         if self._watcher is None and self.settings.watch and not self._stop.is_set():
             self._start_watcher()
 
@@ -229,6 +257,7 @@ class OwnerEngine:
         with self._wake:
             full, paths, reasons = self._scan_full, set(self._scan_paths), set(self._scan_reasons)
             self._scan_full, self._scan_paths, self._scan_reasons = False, set(), set()
+            waiters, self._scan_waiters = self._scan_waiters, []
             self._scanning = True
             self._progress.phase = "scanning"
             self._progress.message = ""
@@ -237,15 +266,22 @@ class OwnerEngine:
             log.info("scan (%s): %s", ", ".join(sorted(reasons)) or "request",
                      "full" if targets is None else f"{len(targets)} paths")
             report = index_workspace(ws, dense=False, paths=targets, progress=self._on_progress)
-        except BaseException:
+        except BaseException as exc:
             with self._wake:  # try again later: nothing requested is lost
                 self._scan_full = self._scan_full or full
                 self._scan_paths.update(paths)
                 self._scan_reasons.update(reasons)
+            for done, box in waiters:
+                box["error"] = exc
+                done.set()
             raise
         finally:
             with self._state:
                 self._scanning = False
+        for done, box in waiters:
+            box["report"] = {"files_indexed": report.files_indexed, "chunks_indexed": report.chunks_indexed,
+                             "generation": report.generation}
+            done.set()
         with self._state:
             self._scans_completed += 1
             self._last_report = {k: v for k, v in report.to_dict().items() if k != "errors"}
@@ -254,6 +290,7 @@ class OwnerEngine:
             self._progress.phase = "dense"
         self._healthy()
         self._first_scan_done.set()
+        _note_seen(ws, min_interval_s=300.0)
         self._warm_up(ws)  # after the lexical index: a slow or absent embedder must not delay it
 
     def _expand(self, ws: Workspace, paths: set[str]) -> list[str] | None:
@@ -299,6 +336,7 @@ class OwnerEngine:
                     self._progress.chunks_embedded = remaining["chunks_dense"]
 
     def _should_yield(self) -> bool:
+        self._heartbeat()  # a long dense fill must not look like an abandoned workspace
         return self._stop.is_set() or self._searches > 0 or self._scan_requested()
 
     def _on_progress(self, p: IndexProgress) -> None:
@@ -394,6 +432,22 @@ class OwnerEngine:
 
         return memory_answer(self.root, action, args)
 
+    def index_paths(self, paths: list[str], timeout: float | None = None) -> dict:
+        """Index these files now (lexical phase) and return when they are searchable; dense vectors
+        follow in the background. Used by the ``store`` tool of a library."""
+        done, box = threading.Event(), {}
+        with self._wake:
+            self._scan_paths.update(paths)
+            self._scan_reasons.add("index_paths")
+            self._scan_waiters.append((done, box))
+            self._wake.notify_all()
+        if not done.wait(timeout or self.settings.ready_timeout_s * 2):
+            raise BackendUnavailable("indexing did not finish in time; the file is queued and will be indexed")
+        if "error" in box:
+            exc = box["error"]
+            raise exc if isinstance(exc, ProbeError) else ProbeError(f"indexing failed: {exc}")
+        return box["report"]
+
     def _indexing_in_progress(self) -> bool:
         return (not self._first_scan_done.is_set() or self._scanning or self._scan_requested()
                 or self._dense_pending)
@@ -401,8 +455,8 @@ class OwnerEngine:
     def index_status(self) -> dict:
         from ..indexing.status import index_status
 
-        with self._state:
-            ws, ok, err = self._ws, self._backend_ok, self._last_error
+        with self._state:  # one snapshot: the error and the exception that caused it belong together
+            ws, ok, err, exc = self._ws, self._backend_ok, self._last_error, self._last_exc
         out: dict = {"root": str(self.root)}
         if ws is not None:
             out = index_status(ws, probe_backend=bool(ok))
@@ -429,7 +483,7 @@ class OwnerEngine:
                 out["backend_reachable"] = None
             if err:
                 out["last_error"] = err
-            if isinstance(self._last_exc, IndexConfigMismatch):
+            if isinstance(exc, IndexConfigMismatch):
                 out["index_config_mismatch"] = True
         watcher = self._watcher
         if watcher is not None:
@@ -452,6 +506,8 @@ class OwnerEngine:
             return self.intel(params["tool"], params.get("args") or {})
         if method == "memory":
             return self.memory(params["action"], params.get("args") or {})
+        if method == "index_paths":
+            return self.index_paths(list(params["paths"]))
         if method == "ping":
             return {"pid": os.getpid(), "root": str(self.root)}
         raise ProbeError(f"unknown engine method {method!r}")

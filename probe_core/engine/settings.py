@@ -15,6 +15,7 @@ Every value has a default sized for a developer machine; tests shorten the timer
 | ``PROBE_RPC_TIMEOUT_S`` | ``120`` | how long an attached process waits for one answer from the owner |
 | ``PROBE_TAKEOVER_POLL_S`` | ``0.5`` | how often an attached process checks whether the owner is gone |
 | ``PROBE_MAX_TOKENS`` | ``6000`` | default token budget of an MCP ``search`` answer |
+| ``PROBE_RECORD_INTERVAL_S`` | ``300`` | owner heartbeat: re-record the workspace (``probe prune``); at most 300 |
 """
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 
 from ..errors import ConfigError
 from ..indexing.watcher import WatchSettings
+from ..registry.recording import RECORD_INTERVAL_S
 
 _WATCH = WatchSettings()  # the watcher's defaults are the single source for the engine's
 
@@ -56,6 +58,7 @@ class EngineSettings:
     takeover_poll_s: float = 0.5
     ready_timeout_s: float = 30.0  # a search waits this long for the index to open (model load, shard open)
     default_max_tokens: int = 6000
+    record_interval_s: float = RECORD_INTERVAL_S  # heartbeat; prune's server floor assumes at most this
 
     def watch_settings(self) -> WatchSettings:
         return WatchSettings(debounce_s=self.debounce_s, max_wait_s=self.max_wait_s, stable_s=self.stable_s,
@@ -78,4 +81,5 @@ class EngineSettings:
             rpc_timeout_s=_float(env, "PROBE_RPC_TIMEOUT_S", d.rpc_timeout_s, 0.1),
             takeover_poll_s=_float(env, "PROBE_TAKEOVER_POLL_S", d.takeover_poll_s, 0.05),
             default_max_tokens=int(_float(env, "PROBE_MAX_TOKENS", d.default_max_tokens, 256)),
+            record_interval_s=min(_float(env, "PROBE_RECORD_INTERVAL_S", d.record_interval_s, 0.1), RECORD_INTERVAL_S),
         )

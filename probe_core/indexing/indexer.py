@@ -148,6 +148,7 @@ def _payload(ws: Workspace, c: Chunk, file_hash: str, branch: list[str], now: fl
         "parent_symbol": c.parent_symbol,
         "is_fragment": c.is_fragment,
         "indexed_at": now,
+        **ws.extra_payload,  # a reference library's collection and name (probe_core.libraries)
     }
 
 
@@ -203,7 +204,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
 
         scan = scan_files(ws.root, max_file_bytes=ws.config.max_file_bytes)
         report.files_skipped = len(scan.skipped)
-        scanned = scan.files
+        scanned = scan.files if ws.library is None else [f for f in scan.files if ws.library.accepts(f.path)]
         if paths is not None:
             wanted = set(paths)
             scanned = [f for f in scanned if f.path in wanted]
@@ -234,7 +235,8 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
                 continue
             kept = bool(man.version_ids(f.path, file_hash, live=False))  # revived below, not re-chunked
             try:
-                chunks = [] if kept else _dedupe(chunk_file(f.path, text))
+                chunker = chunk_file if ws.library is None else ws.library.chunk  # a library: docs only
+                chunks = [] if kept else _dedupe(chunker(f.path, text))
             except Exception as exc:  # a chunker bug must not stop the whole index
                 log.exception("chunking %s failed", f.path)
                 man.mark_error(f.path, f.mtime_ns, f.size, f"chunking failed: {exc}")
@@ -249,6 +251,8 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
         book = BranchBook(ws)
         present = {f.path for f in scanned}
         candidates = known.keys() if paths is None else (set(paths) & known.keys())
+        if ws.library is not None and ws.library.keep_deleted:  # an incremental library keeps deleted documents
+            candidates = set()
         for path in sorted(set(candidates) - present):
             book.checkout_has(path, None)
             man.remove_file(path, retain=book.leave(path, known[path].file_hash))
@@ -297,6 +301,8 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
             state.chunks_indexed += len(chunks)
             ws.touch()  # searches that run during a long scan must not be served from a stale cache
         report.files_retagged = book.tag_unchanged()  # after a checkout: unchanged files gain the branch
+        if book.enabled:
+            man.set_meta("last_branch", book.branch)
         if paths is None:
             report.branches = book.prune_deleted()
         ws.touch()

@@ -219,7 +219,14 @@ def _resolve_branch(ws: Workspace, requested: str | None) -> str | None:
         return None
     if requested:
         return requested
-    return ws.branch or None  # outside git there is nothing to filter on
+    current = ws.branch
+    if not current:
+        return None  # outside git there is nothing to filter on
+    if ws.manifest.has_branch(current):
+        return current
+    # just checked out, not scanned yet (the watcher's scan is seconds away): keep answering from
+    # the branch indexed last rather than from nothing
+    return ws.manifest.get_meta("last_branch") or current
 
 
 def _branches_of(hit: StoreHit) -> list[str]:

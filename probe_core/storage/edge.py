@@ -144,6 +144,11 @@ class EdgeStore:
             with self._lock:
                 self._s().update(qe.UpdateOperation.delete_points([uuid.UUID(i) for i in ids]))
 
+    def delete_workspace(self, workspace_id: str) -> None:
+        flt = _filter(StoreFilter(workspace_id=workspace_id))
+        with self._lock:
+            self._s().update(qe.UpdateOperation.delete_points_by_filter(flt))
+
     # -- reads -------------------------------------------------------------------------------
     def hybrid_query(self, query: HybridQuery) -> list[StoreHit]:
         flt = _filter(query.filter)

@@ -304,6 +304,10 @@ class Manifest:
             return [r[0] for r in self._db.execute(
                 "SELECT branch FROM branch_files WHERE path=? AND file_hash=? ORDER BY branch", (path, file_hash))]
 
+    def has_branch(self, branch: str) -> bool:
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM branch_files WHERE branch=? LIMIT 1", (branch,)).fetchone() is not None
+
     def branches(self) -> list[str]:
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT DISTINCT branch FROM branch_files ORDER BY branch")]

@@ -102,6 +102,10 @@ class VectorStore(Protocol):
 
     def delete_ids(self, ids: list[str]) -> None: ...
 
+    def delete_workspace(self, workspace_id: str) -> None:
+        """Delete every point of one workspace (``probe prune``)."""
+        ...
+
     def hybrid_query(self, query: HybridQuery) -> list[StoreHit]:
         """Dense + sparse prefetch with filters, fused by RRF inside the store."""
         ...

@@ -116,6 +116,10 @@ class QdrantServerStore:
         if ids:
             self._call(self.client.delete, self.name, m.PointIdsList(points=ids), wait=True)
 
+    def delete_workspace(self, workspace_id: str) -> None:
+        flt = _filter(StoreFilter(workspace_id=workspace_id))
+        self._call(self.client.delete, self.name, m.FilterSelector(filter=flt), wait=True)
+
     def hybrid_query(self, query: HybridQuery) -> list[StoreHit]:
         flt = _filter(query.filter)
         sparse = m.SparseVector(indices=query.sparse.indices, values=query.sparse.values)

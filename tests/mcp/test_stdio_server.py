@@ -23,17 +23,17 @@ async def test_tools_schemas_and_initialize_time(repo):
         assert init_s < 10  # generous sanity bound; the target (1.5 s) is measured by benchmarks
 
         assert set(tools) == {"search", "open_file", "index_status", "map_code", "find_callers", "find_callees",
-                              "find_references", "find_implementations", "impact_analysis", "memory"}
+                              "find_references", "find_implementations", "impact_analysis", "memory", "store"}
         assert "grep" in client.instructions and "open_file" in client.instructions
         for tool in tools.values():
             assert tool.description and len(tool.description) > 60
             assert tool.output_schema and tool.output_schema.get("type") == "object"
-            assert tool.annotations.read_only_hint is (tool.name != "memory")
+            assert tool.annotations.read_only_hint is (tool.name not in ("memory", "store"))
             for name, prop in tool.input_schema.get("properties", {}).items():
                 assert prop.get("description"), f"{tool.name}.{name} has no description"
         s = tools["search"]
         props = s.input_schema["properties"]
-        assert set(props) == {"query", "top_k", "mode", "instruction", "filters", "max_tokens"}
+        assert set(props) == {"query", "top_k", "mode", "instruction", "filters", "max_tokens", "include_libraries"}
         assert props["top_k"]["default"] == 12 and props["mode"]["default"] == "auto"
         assert s.input_schema["required"] == ["query"]
         assert "grep" in s.description and "source" in s.description and "open_file" in s.description

@@ -1,0 +1,175 @@
+"""One search over the project and reference libraries: each source ranks its own results, then
+the ranked lists are fused by Reciprocal Rank Fusion (k = 60) and cut to ``top_k``.
+
+Sources: the project (``collection: "project"``) and each selected library (``collection:
+"libraries"``, one ranked list per library, since each library has its own index and its scores
+are not comparable with another's). ``filters.collections`` (``["project"]``, ``["libraries"]`` or
+both) picks them, ``include_libraries=True`` is the same as both, and ``filters.libraries``
+narrows the libraries to those names. Every result says which collection (and library) it came
+from. A library that fails or does not answer in time costs its results, not the search: the
+answer says so and is ``degraded``.
+"""
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
+from typing import Protocol
+
+from ..errors import ConfigError, ProbeError
+from .registry import LibraryError
+
+RRF_K = 60
+COLLECTIONS = ("project", "libraries")
+LIBRARY_TIMEOUT_S = 15.0  # a library whose owner is busy (e.g. `probe library add` indexing) is left out
+_STATUS_ORDER = {"healthy": 0, "uncertain": 1, "degraded": 2}
+
+
+class SearchEngine(Protocol):
+    def search(self, query: str, **kwargs) -> dict: ...
+
+
+class LibrarySource(Protocol):
+    """Where library engines come from (``pool.LibraryPool``)."""
+
+    def engines(self, names: list[str] | None = None) -> dict[str, SearchEngine]: ...
+
+
+def select_sources(filters: dict | None, include_libraries: bool) -> tuple[bool, list[str] | None, bool, dict | None]:
+    """Split the source selection off ``filters``.
+
+    Returns ``(project, library_names, libraries, rest)``: whether to search the project, which
+    libraries (None: all), whether to search libraries at all, and the remaining filters.
+    """
+    rest = dict(filters or {})
+    collections = rest.pop("collections", None)
+    names = rest.pop("libraries", None)
+    if collections is None:
+        selected = {"project", "libraries"} if include_libraries else {"project"}
+    else:
+        if not isinstance(collections, list) or not collections or not all(isinstance(c, str) for c in collections):
+            raise ConfigError('filters.collections must be a non-empty list: "project" and/or "libraries"')
+        unknown = [c for c in collections if c not in COLLECTIONS]
+        if unknown:
+            raise ConfigError(f"unknown collection(s) {unknown}; use \"project\" and/or \"libraries\"")
+        selected = set(collections) | ({"libraries"} if include_libraries else set())
+    if names is not None:
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ConfigError("filters.libraries must be a list of library names")
+        if collections is not None and "libraries" not in selected:
+            raise ConfigError('filters.libraries needs "libraries" in filters.collections')
+        selected.add("libraries")
+    return "project" in selected, names, "libraries" in selected, rest or None
+
+
+def rrf_fuse(lists: list[list[dict]], *, k: int = RRF_K, top_k: int) -> list[dict]:
+    """Fuse ranked lists: score = Σ 1/(k + rank). Items are distinct across lists (each source has
+    its own documents), so ties (the same rank in two lists) keep the order of ``lists``."""
+    scored: list[tuple[float, int, int, dict]] = []
+    for li, results in enumerate(lists):
+        for rank, r in enumerate(results, 1):
+            scored.append((1.0 / (k + rank), li, rank, r))
+    scored.sort(key=lambda t: (-t[0], t[2], t[1]))
+    out = []
+    for score, _li, rank, r in scored[:top_k]:
+        r = dict(r)
+        r["signals"] = {**(r.get("signals") or {}), "source_rank": rank, "source_score": r.get("score")}
+        r["score"] = round(score, 6)
+        out.append(r)
+    return out
+
+
+def _mark_project(answer: dict) -> dict:
+    for r in answer.get("results", []):
+        r.setdefault("collection", "project")
+        r.setdefault("library_name", None)
+    return answer
+
+
+def search_sources(project: SearchEngine | None, libraries: LibrarySource | None, query: str, *,
+                   top_k: int = 12, mode: str = "auto", instruction: str | None = None,
+                   filters: dict | None = None, max_tokens: int | None = None,
+                   include_libraries: bool = False) -> dict:
+    """Search the selected sources and fuse them (see the module docstring)."""
+    from ..engine.answers import MAX_MAX_TOKENS, MIN_MAX_TOKENS, fit_budget
+
+    t0 = time.perf_counter()
+    want_project, names, want_libraries, rest = select_sources(filters, include_libraries)
+    if not want_libraries:
+        if project is None:
+            raise ConfigError("no project is open here; search the libraries with include_libraries")
+        return _mark_project(project.search(query, top_k=top_k, mode=mode, instruction=instruction,
+                                            filters=rest, max_tokens=max_tokens))
+    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
+                                   or not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS):
+        raise ConfigError(f"max_tokens must be an integer between {MIN_MAX_TOKENS} and {MAX_MAX_TOKENS}")
+    if libraries is None:
+        raise LibraryError("reference libraries are not available in this process")
+    engines = libraries.engines(names)  # raises LibraryError for unknown names
+    if not want_project and not engines:
+        raise LibraryError("no reference libraries are registered; add one with `probe library add PATH "
+                           "--name NAME` or the store tool")
+
+    kwargs = {"top_k": top_k, "mode": mode, "instruction": instruction, "filters": rest, "max_tokens": None}
+    sources: list[tuple[str, str | None, object]] = []
+    pool = ThreadPoolExecutor(max_workers=max(1, len(engines) + 1), thread_name_prefix="probe-fuse")
+    try:
+        if want_project and project is not None:
+            sources.append(("project", None, pool.submit(project.search, query, **kwargs)))
+        for name, engine in sorted(engines.items()):
+            sources.append(("libraries", name, pool.submit(engine.search, query, **kwargs)))
+        answers, notes, statuses, errors = [], [], [], []
+        deadline = time.monotonic() + LIBRARY_TIMEOUT_S
+        for collection, name, fut in sources:
+            label = "project" if collection == "project" else f"library {name}"
+            try:
+                # the project is always waited for; libraries only up to the deadline
+                ans = fut.result() if collection == "project" else fut.result(max(0.0, deadline - time.monotonic()))
+            except FutureTimeout:
+                errors.append(LibraryError(f"{label} did not answer within {LIBRARY_TIMEOUT_S:.0f} s"))
+                notes.append(f"{label} did not answer in time (its index may be busy in another process)")
+                statuses.append("degraded")
+                continue
+            except ProbeError as exc:
+                if collection == "project":
+                    raise
+                errors.append(exc)
+                notes.append(f"{label}: {exc}")
+                statuses.append("degraded")
+                continue
+            for r in ans["results"]:
+                r.setdefault("collection", collection)
+                r.setdefault("library_name", name)
+            answers.append((collection, name, ans))
+            statuses.append(ans.get("status", "healthy"))
+            if ans.get("message"):
+                msg = ans["message"]
+                notes.append(msg if collection == "libraries" and msg.startswith("library ") else f"{label}: {msg}")
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+    if not answers and errors:
+        raise errors[0] if isinstance(errors[0], ProbeError) else ProbeError(str(errors[0]))
+
+    fused = rrf_fuse([a["results"] for _, _, a in answers], top_k=top_k)
+    project_answer = next((a for c, _, a in answers if c == "project"), None)
+    out = {
+        "results": fused,
+        "status": max(statuses, key=_STATUS_ORDER.get) if statuses else "healthy",
+        "took_ms": round((time.perf_counter() - t0) * 1000, 2),
+        "index_generation": (project_answer or {}).get("index_generation", 0),
+        "dense_coverage": min((a.get("dense_coverage", 1.0) for _, _, a in answers), default=0.0),
+        "mode": (project_answer or (answers[0][2] if answers else {})).get("mode", "fast"),
+        "indexing_in_progress": any(a.get("indexing_in_progress") for _, _, a in answers),
+        "sources": [{"collection": c, "library_name": n, "status": a.get("status"), "results": len(a["results"])}
+                    for c, n, a in answers],
+    }
+    for r in out["results"]:
+        shown = len(r["snippet"].split("\n")) if r.get("snippet") else 0
+        r["snippet_truncated"] = shown < r["end_line"] - r["start_line"] + 1
+    cut = fit_budget(out["results"], max_tokens)
+    out["truncated"] = cut
+    if cut["results_dropped"] or cut["snippets_shortened"]:
+        notes.append(f"trimmed to fit max_tokens={max_tokens}: {cut['snippets_shortened']} snippets shortened, "
+                     f"{cut['results_dropped']} results dropped; open_file(source) reads any range in full")
+    if notes:
+        out["message"] = "; ".join(notes)
+    return out

@@ -1,0 +1,193 @@
+"""Add, list, index and remove reference libraries (the CLI and the TUI call these).
+
+Adding registers the library and prepares its index dir (nothing is written into the folder);
+``index_library`` indexes it in this process when no other process owns it. Removing unregisters
+the library and deletes everything Probe kept for it; a process that has it open (a running
+``probe mcp``) is asked to let go first, and if it does not, nothing changes.
+"""
+from __future__ import annotations
+
+import shutil
+import sqlite3
+import time
+from pathlib import Path
+
+from ..config import WorkspaceConfig, save_config, user_data_dir
+from ..engine.lock import EngineLock, read_owner_info
+from . import registry
+from .registry import LibraryError
+
+REMOVE_WAIT_S = 10.0  # how long `remove` waits for running processes to close the library
+
+
+def _counts(name: str) -> dict:
+    """files / chunks / chunks_embedded from the library's manifest (read-only); None if not indexed."""
+    path = registry.index_dir(name) / "manifest.sqlite"
+    out = {"files": None, "chunks": None, "chunks_embedded": None}
+    if not path.exists():
+        return out
+    try:
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        try:
+            out["files"] = db.execute("SELECT COUNT(*) FROM files WHERE last_error IS NULL").fetchone()[0]
+            out["chunks"] = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            out["chunks_embedded"] = db.execute("SELECT COUNT(*) FROM chunks WHERE has_dense=1").fetchone()[0]
+        finally:
+            db.close()
+    except sqlite3.Error:
+        pass
+    return out
+
+
+def list_libraries() -> list[dict]:
+    """Every registered library, by name: name, kind, path, mode, added_at, files, chunks, chunks_embedded."""
+    libs = registry.load()
+    return [{**entry, **_counts(name)} for name, entry in sorted(libs.items()) if not entry.get("removing")]
+
+
+def _prepare_index(name: str, root: Path, mode: str) -> None:
+    """A fresh data dir for the library's index (a leftover one, not in use, is replaced)."""
+    home = registry.library_home(name)
+    idx = registry.index_dir(name)
+    if idx.exists():
+        if not EngineLock(idx).is_free():
+            raise LibraryError(f"{idx} is in use by another Probe process; stop it and retry")
+        shutil.rmtree(idx)
+    cfg = WorkspaceConfig()
+    cfg.extra["library"] = {"name": name, "mode": mode}
+    home.mkdir(parents=True, exist_ok=True)
+    save_config(root, cfg, idx)
+
+
+def _register(name: str, kind: str, root: Path, mode: str) -> dict:
+    made_home = not registry.library_home(name).exists()
+
+    def change(libs: dict) -> dict:
+        if name in libs:
+            raise LibraryError(f"a library named {name!r} already exists ({libs[name]['path']}); "
+                               "choose another name or `probe library remove` it first")
+        for other in libs.values():
+            if other["path"] == str(root):
+                raise LibraryError(f"{root} is already registered as library {other['name']!r}")
+        entry = registry.new_entry(name, kind, root, mode)
+        _prepare_index(name, root, mode)
+        libs[name] = entry
+        return entry
+
+    try:
+        return registry.update(change)
+    except BaseException:
+        if made_home:  # nothing half-written: drop what this call created
+            shutil.rmtree(registry.library_home(name), ignore_errors=True)
+        raise
+
+
+def add_library(path: str | Path, name: str, mode: str = "sync") -> dict:
+    """Register the folder at ``path`` as library ``name``; returns the registry entry.
+
+    ``mode``: ``sync`` mirrors the folder (deleted files leave the index), ``incremental`` keeps
+    documents deleted from the folder searchable. Nothing is written into the folder. Index it
+    with ``index_library`` (or let a running ``probe mcp`` pick it up)."""
+    registry.validate_name(name)
+    registry.validate_mode(mode)
+    if not isinstance(path, (str, Path)) or not str(path).strip():
+        raise LibraryError("library path must be a folder path")
+    folder = Path(path).expanduser()
+    if not folder.exists():
+        raise LibraryError(f"{path}: no such folder")
+    if not folder.is_dir():
+        raise LibraryError(f"{path} is not a folder (a library is a folder of documents)")
+    folder = folder.resolve()
+    data = user_data_dir().resolve()
+    if folder == data or data in folder.parents:
+        raise LibraryError(f"{path} is inside Probe's own data dir ({data}); choose a folder of documents")
+    return _register(name, "folder", folder, mode)
+
+
+def ensure_stored_library(name: str) -> tuple[dict, bool]:
+    """The stored library ``name`` (created empty if new). Returns (entry, created). A folder
+    library of that name is an error: documents are stored only into stored libraries."""
+    registry.validate_name(name)
+    libs = registry.load()
+    entry = libs.get(name)
+    if entry is not None and entry.get("removing"):
+        raise LibraryError(f"library {name!r} is being removed; try again in a moment")
+    if entry is None:
+        docs = registry.docs_dir(name)
+        made_home = not registry.library_home(name).exists()
+        docs.mkdir(parents=True, exist_ok=True)
+        try:
+            return _register(name, "stored", docs.resolve(), "sync"), True
+        except LibraryError as exc:
+            if "already exists" in str(exc):  # created by another process meanwhile
+                return ensure_stored_library(name)
+            raise
+        except BaseException:
+            if made_home:
+                shutil.rmtree(registry.library_home(name), ignore_errors=True)
+            raise
+    if entry["kind"] != "stored":
+        raise LibraryError(f"library {name!r} is a folder library ({entry['path']}); `store` adds documents only to "
+                           "stored libraries: use another library_name, or add the file to that folder")
+    return entry, False
+
+
+def index_library(name: str, *, progress=None, dense: bool = True) -> dict:
+    """Index library ``name`` in this process (blocking); returns the index report.
+
+    Raises ``LibraryError`` when another process owns its index (a running ``probe mcp`` indexes and
+    watches it already)."""
+    from ..indexing.indexer import index_workspace
+    from ..workspace import Workspace
+
+    entry = registry.get(name)
+    idx = registry.index_dir(name)
+    lock = EngineLock(idx)
+    if not lock.try_acquire():
+        pid = read_owner_info(idx).get("pid")
+        raise LibraryError(f"library {name!r} is open in another Probe process (pid {pid or '?'}, e.g. a running "
+                           "`probe mcp`), which indexes and watches it")
+    try:
+        ws = Workspace.open(entry["path"], probe_dir=idx)
+        try:
+            kwargs = {"dense": dense} if progress is None else {"dense": dense, "progress": progress}
+            return index_workspace(ws, **kwargs).to_dict()
+        finally:
+            ws.close()
+    finally:
+        lock.release()
+
+
+def _set_removing(name: str, flag: bool) -> None:
+    def change(libs: dict) -> None:
+        if name in libs:
+            if flag:
+                libs[name]["removing"] = True
+            else:
+                libs[name].pop("removing", None)
+    registry.update(change)
+
+
+def remove_library(name: str) -> dict:
+    """Unregister library ``name`` and delete its index (and a stored library's documents). A
+    library folder itself is never touched. Returns the removed entry."""
+    entry = registry.get(name)
+    idx = registry.index_dir(name)
+    lock = EngineLock(idx)
+    if not lock.try_acquire():
+        _set_removing(name, True)  # running pools close the library when they see this
+        deadline = time.monotonic() + REMOVE_WAIT_S
+        while not lock.try_acquire():
+            if time.monotonic() >= deadline:
+                _set_removing(name, False)
+                pid = read_owner_info(idx).get("pid")
+                raise LibraryError(f"library {name!r} is open in another Probe process (pid {pid or '?'}) that did "
+                                   "not let go of it; nothing was removed: stop that process and retry")
+            time.sleep(0.2)
+    try:
+        registry.update(lambda libs: libs.pop(name, None))
+        shutil.rmtree(registry.library_home(name), ignore_errors=True)
+    finally:
+        lock.release()
+    entry.pop("removing", None)
+    return entry
