@@ -1,8 +1,8 @@
-"""The Probe terminal app: dashboard, search, doctor and setup over one workspace.
+"""The Probe terminal app: dashboard, search, doctor, setup, memory rules and libraries over one workspace.
 
 ``probe`` with no arguments runs :func:`run_app`. Every slow call (opening the engine, status,
-search, doctor, hardware, the stack) runs in a worker thread that posts a message back; the UI
-thread only renders.
+search, doctor, hardware, the stack, the rule and library stores) runs in a worker thread that
+posts a message back; the UI thread only renders.
 """
 from __future__ import annotations
 
@@ -20,6 +20,8 @@ from .messages import EngineOpened, StatusUpdated
 from .screens.dashboard import DashboardScreen
 from .screens.doctor import DoctorScreen
 from .screens.help import HelpScreen
+from .screens.libraries import LibrariesScreen
+from .screens.memory import MemoryScreen
 from .screens.search import SearchScreen
 from .screens.setup import SetupScreen
 from .session import EngineSession
@@ -38,6 +40,8 @@ class ProbeApp(App):
         "search": SearchScreen,
         "doctor": DoctorScreen,
         "setup": SetupScreen,
+        "memory": MemoryScreen,
+        "libraries": LibrariesScreen,
     }
     BINDINGS = [
         Binding("i", "switch_mode('dashboard')", "Index"),
@@ -47,6 +51,9 @@ class ProbeApp(App):
         Binding("question_mark", "help", "Help", key_display="?"),
         Binding("t", "toggle_theme", "Theme"),
         Binding("q", "quit", "Quit"),
+        # after help/theme/quit: at 80 columns the footer keeps "? Help" in view; help and the palette list these
+        Binding("m", "switch_mode('memory')", "Memory"),
+        Binding("l", "switch_mode('libraries')", "Libraries"),
     ]
 
     status: reactive[dict] = reactive(dict, always_update=True)
@@ -137,6 +144,10 @@ class ProbeApp(App):
         yield SystemCommand("Probe: doctor", "Hardware and stack checks with fixes (d)",
                             lambda: self.switch_mode("doctor"))
         yield SystemCommand("Probe: setup", "Hardware, preset, stack (s)", lambda: self.switch_mode("setup"))
+        yield SystemCommand("Probe: memory rules", "The rules agents get at session start: add, edit, remove (m)",
+                            lambda: self.switch_mode("memory"))
+        yield SystemCommand("Probe: libraries", "Reference docs indexed beside the project: add, remove (l)",
+                            lambda: self.switch_mode("libraries"))
         yield SystemCommand("Probe: rescan now", "Ask the indexer for a full incremental scan", self.action_rescan)
         yield SystemCommand("Probe: toggle light/dark", "Switch the theme (t)", self.action_toggle_theme)
         yield SystemCommand("Probe: help", "Every key binding (?)", self.action_help)

@@ -40,3 +40,14 @@ def bar(done: int, total: int, width: int = 20) -> str:
         return "░" * width
     filled = round(width * min(done, total) / total)
     return "█" * filled + "░" * (width - filled)
+
+
+def clip(text: str | None, width: int) -> str:
+    """``text`` on one line, cut to ``width`` cells with an ellipsis (table cells, previews)."""
+    line = " ".join((text or "").split())
+    return line if len(line) <= width else line[: max(width - 1, 0)] + "…"
+
+
+def clip_left(text: str, width: int) -> str:
+    """The end of ``text`` cut to ``width`` cells (a path's last parts say the most)."""
+    return text if len(text) <= width else "…" + text[-(width - 1):]

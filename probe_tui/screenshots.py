@@ -3,14 +3,18 @@
     uv run python -m probe_tui.screenshots [--source DIR] [--out screenshots] [--size 100x32]
 
 The repository is a temporary git copy of ``--source`` (default: this project's ``probe_core/``,
-a real ~11k-line Python package), indexed by the app itself with the embedded default, so the
-dashboard is caught mid-embedding. Timings and the temporary path are masked. Each SVG is turned
-into a PNG with ``rsvg-convert`` (apt ``librsvg2-bin``) when it is installed.
+a real ~11k-line Python package) with this project's ``docs/`` inside, indexed by the app itself
+with the embedded default, so the dashboard is caught mid-embedding. The memory screen shows a few
+rules and the libraries screen that ``docs/`` folder as a library; user-level data (global rules,
+the library registry) goes to a temporary ``PROBE_DATA_DIR``, never the user's own. Timings and
+the temporary path are masked. Each SVG is turned into a PNG with ``rsvg-convert`` (apt
+``librsvg2-bin``) when it is installed.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import shutil
 import subprocess
 import sys
@@ -44,6 +48,8 @@ async def capture(root: Path, out: Path, size: tuple[int, int]) -> list[Path]:
         await _until(pilot, lambda: (app.status.get("progress") or {}).get("chunks_embedded", 0) > 32, 180)
         await pilot.pause(1.2)
         save("dashboard")
+        # search once every chunk has its dense vector (else the answer says "uncertain")
+        await _until(pilot, lambda: 0 < app.status.get("chunks_indexed", 0) == app.status.get("chunks_embedded"), 300)
         await pilot.press("slash")
         await pilot.press(*"hybrid query with reciprocal rank fusion")
         screen = app.screen
@@ -64,6 +70,15 @@ async def capture(root: Path, out: Path, size: tuple[int, int]) -> list[Path]:
         await _until(pilot, lambda: app.screen.recommendation is not None, 30)
         await pilot.pause(0.3)
         save("setup")
+        await pilot.press("m")
+        await _until(pilot, lambda: app.screen.loaded, 10)
+        await pilot.press("down")
+        await pilot.pause(0.3)
+        save("memory")
+        await pilot.press("l")
+        await _until(pilot, lambda: app.screen.loaded, 10)
+        await pilot.pause(0.3)
+        save("libraries")
         await pilot.press("question_mark")
         await pilot.pause(0.3)
         save("help")
@@ -71,6 +86,23 @@ async def capture(root: Path, out: Path, size: tuple[int, int]) -> list[Path]:
         await pilot.pause(1.0)
         save("dashboard-light")
     return shots
+
+
+def seed_memory_and_libraries(root: Path) -> None:
+    """A few rules, and the repository's ``docs/`` as an indexed library (through probe_core's API)."""
+    from probe_core.libraries import add_library, index_library
+    from probe_core.memory.rules import RuleStore
+
+    store = RuleStore(root)
+    store.add("be-terse", "Answer tersely; no summaries of what you just did.", "global", title="Style",
+              tags="tone")
+    store.add("use-uv", "Run Python only through `uv run`; never pip install into the system interpreter.",
+              title="Tooling", tags=["tooling", "python"])
+    store.add("no-mocks", "Tests use real parts (real stores, the real embedder); no mocks of what runs here.",
+              tags="tests")
+    store.add("errors-at-edge", "Raise a ProbeError subclass deep down; turn it into one line at the edges.")
+    add_library(root / "docs", "probe-docs")
+    index_library("probe-docs")
 
 
 def to_png(svg: Path) -> Path | None:
@@ -90,10 +122,13 @@ def main(argv: list[str] | None = None) -> int:
     cols, rows = (int(x) for x in args.size.split("x"))
     args.out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(prefix="probe-shots-") as tmp:
+        os.environ["PROBE_DATA_DIR"] = str(Path(tmp) / "data")  # global rules, libraries: not the user's
         root = Path(tmp) / args.source.name
         shutil.copytree(args.source, root, ignore=shutil.ignore_patterns("__pycache__", ".probe", "*.pyc", "assets"))
+        shutil.copytree(HERE / "docs", root / "docs")
         subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
         init_workspace(root, preset="embedded")
+        seed_memory_and_libraries(root)
         shots = asyncio.run(capture(root, args.out, (cols, rows)))
     for svg in shots:
         png = to_png(svg)

@@ -1,1 +1,2 @@
-"""One screen a module: dashboard, search, doctor, setup, help, and the file view."""
+"""One screen a module: dashboard, search, doctor, setup, memory, libraries, help, the file view, and
+the two modals the memory and libraries screens share (``form``, ``confirm``)."""

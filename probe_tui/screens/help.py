@@ -8,13 +8,15 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 HELP = """\
-[b]Probe[/] — local code search for coding agents
+[b]Probe[/] — local code search for coding agents     [dim]esc or ? closes[/]
 
 [b]Screens[/]
   [b]i[/]  dashboard   live indexing, watcher, backend, errors
   [b]/[/]  search      query, filters, results, preview
   [b]d[/]  doctor      hardware and stack checks with fixes
   [b]s[/]  setup       hardware, preset, stack, first index
+  [b]m[/]  memory      rules for agents ([b]a[/] add · [b]e[/] edit · [b]d[/] remove)
+  [b]l[/]  libraries   reference docs ([b]a[/] add · [b]x[/] rescan · [b]d[/] remove)
 
 [b]Search[/]
   type to search · [b]enter[/] jump to results · [b]↑↓ j k[/] move
@@ -23,9 +25,7 @@ HELP = """\
 
 [b]Everywhere[/]
   [b]ctrl+p[/] command palette · [b]t[/] light/dark · [b]x[/] rescan
-  [b]r[/] re-run doctor · [b]?[/] this help · [b]q[/] quit
-
-[dim]esc or ? closes this help[/]"""
+  [b]r[/] re-run doctor · [b]?[/] this help · [b]q[/] quit"""
 
 
 class HelpScreen(ModalScreen):

@@ -34,3 +34,15 @@ def configured_repo(repo):
 
     init_workspace(repo, preset="embedded")
     return repo
+
+
+async def fill(pilot, form, name: str, text: str, *, append: bool = False) -> None:
+    """Type ``text`` into the form field ``name`` the way a user would: focus it, then keys.
+
+    Focusing a one-line field selects its text, so typing replaces it; ``append`` types after it."""
+    field = form.query_one(f"#field-{name}")
+    field.focus()
+    await pilot.pause()
+    if append:
+        await pilot.press("end")
+    await pilot.press(*[{" ": "space", ",": "comma", ".": "full_stop"}.get(c, c) for c in text])

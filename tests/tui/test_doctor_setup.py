@@ -80,4 +80,5 @@ async def test_help_theme_and_palette(configured_repo):
         await pilot.press("t")
         assert app.current_theme.dark is not dark
         titles = [c.title for c in app.get_system_commands(app.screen)]
-        assert {"Probe: search", "Probe: doctor", "Probe: setup", "Probe: dashboard"} <= set(titles)
+        assert {"Probe: search", "Probe: doctor", "Probe: setup", "Probe: dashboard", "Probe: memory rules",
+                "Probe: libraries"} <= set(titles)

@@ -88,3 +88,59 @@ def test_help_light_snapshot(app, snap_compare):
         await pilot.pause(0.3)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
+
+
+@pytest.fixture
+def rules_app(configured_repo):
+    """No engine: the memory and libraries screens read their own stores."""
+    from probe_core.memory.rules import RuleStore
+
+    store = RuleStore(configured_repo)
+    store.add("be-terse", "Answer tersely; no summaries of what you did.", "global", title="Style", tags="tone")
+    store.add("use-uv", "Run Python only through `uv run`; never pip install into the system interpreter.",
+              title="Tooling", tags=["tooling", "python"])
+    store.add("no-mocks", "Tests use real parts: no mocks of things that can run here.")
+    return ProbeApp(configured_repo, masked=True, start_engine=False)
+
+
+def test_memory_snapshot(rules_app, snap_compare):
+    async def run_before(pilot):
+        await pilot.press("m")
+        await wait_for(pilot, lambda: pilot.app.screen.loaded, what="the rules")
+        await pilot.press("down")
+        await pilot.pause(0.3)
+
+    assert snap_compare(rules_app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_memory_form_error_light_snapshot(rules_app, snap_compare):
+    async def run_before(pilot):
+        await pilot.press("t", "m")
+        await wait_for(pilot, lambda: pilot.app.screen.loaded, what="the rules")
+        await pilot.press("a")
+        await pilot.pause()
+        form = pilot.app.screen
+        await pilot.press(*"Use_UV")
+        form.query_one("#field-content").text = "Run Python only through uv run."
+        await pilot.press("ctrl+s")
+        await wait_for(pilot, lambda: form.error is not None, what="the error")
+        form.query_one("#form-save").focus()  # as after a click on Save: no blinking text cursor in the picture
+        await pilot.pause(0.3)
+
+    assert snap_compare(rules_app, terminal_size=SIZE, run_before=run_before)
+
+
+def test_libraries_snapshot(configured_repo, snap_compare):
+    from probe_core.libraries import add_library, index_library
+
+    add_library(configured_repo / "docs", "guide")
+    index_library("guide")
+    add_library(configured_repo / "config", "settings", mode="incremental")  # registered, not indexed yet
+    app = ProbeApp(configured_repo, masked=True, start_engine=False)
+
+    async def run_before(pilot):
+        await pilot.press("l")
+        await wait_for(pilot, lambda: pilot.app.screen.loaded, what="the libraries")
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
