@@ -31,11 +31,20 @@ def cmd_init(args) -> int:
 
 def cmd_index(args) -> int:
     from probe_core import Workspace, index_workspace
+    from probe_core.engine.lock import EngineLock
+    from probe_core.errors import IndexLocked
     from probe_core.indexing.indexer import rebuild
 
     from .render import IndexProgressView, print_index_report
 
     ws = Workspace.open(_root(args))
+    lock = EngineLock(ws.probe_dir)  # held while indexing: a `probe mcp` started meanwhile waits
+    if not lock.try_acquire():  # a running `probe mcp` owns the index: it does the scan
+        ws.close()
+        if args.rebuild:
+            raise IndexLocked("--rebuild needs the index to itself: stop the running `probe mcp` "
+                              "(your editor's Probe server) first")
+        return _index_via_owner(args)
     try:
         if args.rebuild:
             rebuild(ws)
@@ -50,6 +59,23 @@ def cmd_index(args) -> int:
             print_index_report(report, ws)
     finally:
         ws.close()
+        lock.release()
+    return 0
+
+
+def _index_via_owner(args) -> int:
+    """``probe index`` while ``probe mcp`` owns the workspace: ask that process for a full scan."""
+    from probe_core.engine import open_engine
+
+    with open_engine(_root(args), background=False) as engine:
+        out = engine.rescan()
+        owner = engine.index_status().get("owner_pid")
+    if args.json:
+        print(json.dumps({**out, "owner_pid": owner}, indent=2))
+    elif not args.quiet:
+        print(f"a running probe mcp (pid {owner}) owns this index and rescanned it: {out['files_indexed']} files "
+              f"indexed ({out['chunks_indexed']} chunks), {out['files_unchanged']} unchanged, "
+              f"{out['files_deleted']} deleted; generation {out['generation']}. Dense vectors follow in that process.")
     return 0
 
 

@@ -52,6 +52,9 @@ class AttachedEngine:
     def index_paths(self, paths: list[str]) -> dict:
         return self._call("index_paths", {"paths": list(paths)})
 
+    def rescan(self) -> dict:
+        return self._call("rescan", {})
+
     def ping(self) -> dict:
         return self._call("ping", {})
 

@@ -51,6 +51,14 @@ class DirectEngine:
         return {"files_indexed": report.files_indexed, "chunks_indexed": report.chunks_indexed,
                 "generation": report.generation}
 
+    def rescan(self) -> dict:
+        from ..indexing.indexer import index_workspace
+
+        report = index_workspace(self.ws)
+        return {"files_indexed": report.files_indexed, "chunks_indexed": report.chunks_indexed,
+                "files_unchanged": report.files_unchanged, "files_deleted": report.files_deleted,
+                "generation": report.generation}
+
     def index_status(self) -> dict:
         from ..indexing.status import index_status
 

@@ -137,6 +137,10 @@ class EngineHandle:
         """Index these files now and return once they are searchable (lexically at least)."""
         return self._call("index_paths", list(paths))
 
+    def rescan(self) -> dict:
+        """A full incremental scan now, by whichever process owns the index; returns when done."""
+        return self._call("rescan")
+
     def close(self) -> None:
         self._closed.set()
         with self._switch:

@@ -35,5 +35,9 @@ class Engine(Protocol):
         """Index these files now; return once they are searchable (lexically). Used by ``store``."""
         ...
 
+    def rescan(self) -> dict:
+        """A full incremental scan now; returns its counts when done (``probe index``)."""
+        ...
+
     def close(self) -> None:
         ...

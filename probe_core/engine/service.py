@@ -280,6 +280,7 @@ class OwnerEngine:
                 self._scanning = False
         for done, box in waiters:
             box["report"] = {"files_indexed": report.files_indexed, "chunks_indexed": report.chunks_indexed,
+                             "files_unchanged": report.files_unchanged, "files_deleted": report.files_deleted,
                              "generation": report.generation}
             done.set()
         with self._state:
@@ -435,14 +436,24 @@ class OwnerEngine:
     def index_paths(self, paths: list[str], timeout: float | None = None) -> dict:
         """Index these files now (lexical phase) and return when they are searchable; dense vectors
         follow in the background. Used by the ``store`` tool of a library."""
+        return self._scan_and_wait(set(paths), full=False, reason="index_paths",
+                                   timeout=timeout or self.settings.ready_timeout_s * 2)
+
+    def rescan(self, timeout: float | None = None) -> dict:
+        """A full ``(mtime, size)`` scan now, answered when it is done (``probe index`` while this
+        process owns the index); dense vectors follow in the background."""
+        return self._scan_and_wait(set(), full=True, reason="probe index", timeout=timeout or 110.0)
+
+    def _scan_and_wait(self, paths: set[str], *, full: bool, reason: str, timeout: float) -> dict:
         done, box = threading.Event(), {}
         with self._wake:
             self._scan_paths.update(paths)
-            self._scan_reasons.add("index_paths")
+            self._scan_full = self._scan_full or full
+            self._scan_reasons.add(reason)
             self._scan_waiters.append((done, box))
             self._wake.notify_all()
-        if not done.wait(timeout or self.settings.ready_timeout_s * 2):
-            raise BackendUnavailable("indexing did not finish in time; the file is queued and will be indexed")
+        if not done.wait(timeout):
+            raise BackendUnavailable("indexing did not finish in time; it goes on in the owner process")
         if "error" in box:
             exc = box["error"]
             raise exc if isinstance(exc, ProbeError) else ProbeError(f"indexing failed: {exc}")
@@ -508,6 +519,8 @@ class OwnerEngine:
             return self.memory(params["action"], params.get("args") or {})
         if method == "index_paths":
             return self.index_paths(list(params["paths"]))
+        if method == "rescan":
+            return self.rescan()
         if method == "ping":
             return {"pid": os.getpid(), "root": str(self.root)}
         raise ProbeError(f"unknown engine method {method!r}")

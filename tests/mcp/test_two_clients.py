@@ -172,3 +172,34 @@ async def test_cli_attaches_to_a_running_server(repo):
 
     assert [h["source"] for h in json.loads(cli.stdout)["results"]] == [h["source"] for h in mcp["results"]]
     assert json.loads(run("status", "--json").stdout)["role"] == "direct"
+
+
+@pytest.mark.asyncio
+async def test_cli_index_asks_the_running_server_to_rescan(repo):
+    """`probe index` while `probe mcp` owns the index: the owner scans (here with its watcher off,
+    so only that request can pick the new file up); `--rebuild` is refused, the index untouched."""
+    import json
+
+    probe = [sys.executable, "-m", "probe_cli"]
+
+    def run(*args):
+        return subprocess.run([*probe, *args, "--root", str(repo)], capture_output=True, text=True, timeout=180)
+
+    async with probe_mcp(repo, PROBE_WATCH="0") as client:
+        await wait_indexed(client)
+        owner_pid = (await status(client))["pid"]
+        (repo / "src" / "ledger.py").write_text("def reconcile_ledger_entries(entries):\n    return sorted(entries)\n")
+        out = await anyio.to_thread.run_sync(run, "index", "--json")
+        assert out.returncode == 0, out.stderr
+        report = json.loads(out.stdout)
+        assert report["owner_pid"] == owner_pid and report["files_indexed"] == 1 and report["files_unchanged"] == 7
+        hits = await search(client, "reconcile ledger entries", top_k=3)
+        assert hits["results"][0]["path"] == "src/ledger.py"
+
+        human = await anyio.to_thread.run_sync(run, "index")
+        assert human.returncode == 0 and f"pid {owner_pid}" in human.stdout and "0 files indexed" in human.stdout
+
+        rebuilt = await anyio.to_thread.run_sync(run, "index", "--rebuild")
+        assert rebuilt.returncode != 0 and "--rebuild needs the index to itself" in rebuilt.stderr
+        assert (await search(client, "reconcile ledger entries", top_k=3))["results"][0]["path"] == "src/ledger.py"
+    assert_index_exact(repo)
