@@ -54,6 +54,7 @@ class IndexReport:
     generation: int = 0
     reconciled: dict = field(default_factory=dict)
     files_revived: int = 0  # versions kept for another branch, checked out again (no re-embedding)
+    chunks_reused: int = 0  # chunks whose dense vector an earlier version of the file already had
     files_retagged: int = 0  # unchanged files that gained the checked-out branch in their tag
     branches: dict = field(default_factory=dict)
     seconds: float = 0.0
@@ -167,6 +168,23 @@ def index_text(c: Chunk) -> str:
     return f"{c.path} · {name}\n{c.text}" if name else f"{c.path}\n{c.text}"
 
 
+def reusable_vectors(ws: Workspace, path: str, chunks: list[Chunk]) -> dict[int, np.ndarray]:
+    """Dense vectors that other versions of ``path`` already have for identical chunks, by chunk
+    index. Same path, text, symbol and parent means the same index text, so the same vector: an
+    edit re-embeds only the chunks it changed, and lines moving up or down cost nothing."""
+    donors: dict[tuple, str] = {}
+    for pid, chunk_hash, symbol, parent in ws.manifest.dense_donors(path):
+        donors.setdefault((chunk_hash, symbol, parent), pid)
+    if not donors:
+        return {}
+    want = {k: donors[key] for k, c in enumerate(chunks)
+            if (key := (c.chunk_hash, c.symbol, c.parent_symbol)) in donors}
+    if not want:
+        return {}
+    vectors = ws.store.dense_vectors(sorted(set(want.values())))
+    return {k: vectors[pid] for k, pid in want.items() if pid in vectors}
+
+
 def _dedupe(chunks: list[Chunk]) -> list[Chunk]:
     """One chunk per (start, end): the point id is derived from the range."""
     seen: set[tuple[int, int]] = set()
@@ -273,11 +291,13 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
             now = time.time()
             book.checkout_has(f.path, file_hash)
             old = known.get(f.path)
+            kept = man.version_ids(f.path, file_hash, live=False)
+            # vectors of identical chunks in other versions, read before the old version's points go
+            reuse = reusable_vectors(ws, f.path, chunks) if chunks and not kept else {}
             retain_old = book.leave(f.path, old.file_hash) if old is not None else False
             language = language_for_path(f.path)
             file_row = FileRow(f.path, f.mtime_ns, f.size, file_hash, None)
             tags = book.tags(f.path, file_hash)
-            kept = man.version_ids(f.path, file_hash, live=False)
             if kept:  # another branch's version, checked out again: retag and revive, no re-embedding
                 store.set_payload_ids(kept, {"branch": tags})
                 man.revive(file_row, language, chunk_kind_for(f.path, language), retain_old=retain_old)
@@ -287,15 +307,17 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
                 continue
             ids = [point_id(ws.workspace_id, f.path, c.start_line, c.end_line, file_hash) for c in chunks]
             store.upsert([
-                StorePoint(id=i, sparse=sparse.embed_document(index_text(c), avg_len), payload=_payload(ws, c, file_hash, tags, now))
-                for i, c in zip(ids, chunks)
+                StorePoint(id=i, sparse=sparse.embed_document(index_text(c), avg_len),
+                           payload=_payload(ws, c, file_hash, tags, now), dense=reuse.get(k))
+                for k, (i, c) in enumerate(zip(ids, chunks))
             ])
             man.replace_file(
                 file_row, language, chunk_kind_for(f.path, language),
                 [ChunkRow(i, f.path, k, c.start_line, c.end_line, c.chunk_hash, c.symbol, c.symbol_kind,
                           c.parent_symbol, c.is_fragment) for k, (i, c) in enumerate(zip(ids, chunks))],
-                [index_text(c) for c in chunks], retain_old=retain_old,
+                [index_text(c) for c in chunks], retain_old=retain_old, embedded={ids[k] for k in reuse},
             )
+            report.chunks_reused += len(reuse)
             report.files_indexed += 1
             report.chunks_indexed += len(chunks)
             state.chunks_indexed += len(chunks)

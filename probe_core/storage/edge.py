@@ -129,6 +129,17 @@ class EdgeStore:
         with self._lock:
             self._s().update(qe.UpdateOperation.set_payload_by_filter(_filter(flt), dict(payload)))
 
+    def dense_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        with self._lock:
+            for start in range(0, len(ids), 256):
+                part = [uuid.UUID(i) for i in ids[start:start + 256]]
+                for p in self._s().retrieve(part, False, [DENSE]):
+                    vec = (p.vector or {}).get(DENSE)
+                    if vec:
+                        out[str(p.id)] = np.asarray(vec, dtype=np.float32)
+        return out
+
     def set_payload_ids(self, ids: list[str], payload: dict) -> None:
         if ids:
             with self._lock:

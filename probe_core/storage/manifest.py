@@ -167,9 +167,10 @@ class Manifest:
 
     def replace_file(self, row: FileRow, language: str | None, chunk_kind: str | None,
                      chunks: list[ChunkRow], texts: list[str], *, dense_done: bool = False,
-                     retain_old: bool = False) -> None:
+                     retain_old: bool = False, embedded: set[str] | frozenset[str] = frozenset()) -> None:
         """Atomically record a file's new version and chunks (and queue them for dense vectors).
-        ``retain_old`` keeps the previous version's chunks for the branches that still have it."""
+        ``retain_old`` keeps the previous version's chunks for the branches that still have it;
+        ``embedded``: chunks whose dense vector was stored with them (not queued)."""
         now = time.time()
         with self.transaction() as db:
             _leave_live(db, row.path, retain_old)
@@ -183,12 +184,12 @@ class Manifest:
                 " symbol, symbol_kind, parent_symbol, is_fragment, has_dense, file_hash, live)"
                 " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,1)",
                 [(c.point_id, c.path, c.chunk_idx, c.start_line, c.end_line, c.chunk_hash, c.symbol,
-                  c.symbol_kind, c.parent_symbol, int(c.is_fragment), int(dense_done), row.file_hash)
-                 for c in chunks],
+                  c.symbol_kind, c.parent_symbol, int(c.is_fragment), int(dense_done or c.point_id in embedded),
+                  row.file_hash) for c in chunks],
             )
             if not dense_done:
                 db.executemany("INSERT OR REPLACE INTO pending_dense(point_id, path, text) VALUES(?,?,?)",
-                               [(c.point_id, c.path, t) for c, t in zip(chunks, texts)])
+                               [(c.point_id, c.path, t) for c, t in zip(chunks, texts) if c.point_id not in embedded])
 
     def remove_file(self, path: str, *, retain: bool = False) -> None:
         """Forget the checked-out version of ``path``; ``retain`` keeps its chunks for other branches."""
@@ -234,6 +235,13 @@ class Manifest:
                 " parent_symbol, is_fragment FROM chunks WHERE path=? AND live=1 ORDER BY start_line",
                 (path,)).fetchall()
         return [ChunkRow(*r[:9], bool(r[9])) for r in rows]
+
+    def dense_donors(self, path: str) -> list[tuple[str, str, str | None, str | None]]:
+        """(point_id, chunk_hash, symbol, parent_symbol) of every embedded chunk of any version of ``path``."""
+        with self._lock:
+            return self._db.execute(
+                "SELECT point_id, chunk_hash, symbol, parent_symbol FROM chunks WHERE path=? AND has_dense=1",
+                (path,)).fetchall()
 
     def live_ids(self, point_ids: list[str]) -> set[str]:
         """Which of ``point_ids`` belong to the checked-out version of their file."""

@@ -94,6 +94,10 @@ class VectorStore(Protocol):
         """Merge ``payload`` into every point matching ``flt`` (vectors untouched)."""
         ...
 
+    def dense_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        """The stored dense vectors of these points (points without one are left out)."""
+        ...
+
     def set_payload_ids(self, ids: list[str], payload: dict) -> None:
         """Merge ``payload`` into the points with these ids (vectors untouched)."""
         ...

@@ -104,6 +104,17 @@ class QdrantServerStore:
             raise ValueError("set_payload needs a non-empty filter")
         self._call(self.client.set_payload, self.name, dict(payload), points=_filter(flt), wait=True)
 
+    def dense_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for start in range(0, len(ids), 256):
+            pts = self._call(self.client.retrieve, self.name, list(ids[start:start + 256]), with_payload=False,
+                             with_vectors=[DENSE])
+            for p in pts:
+                vec = (p.vector or {}).get(DENSE) if isinstance(p.vector, dict) else None
+                if vec:
+                    out[str(p.id)] = np.asarray(vec, dtype=np.float32)
+        return out
+
     def set_payload_ids(self, ids: list[str], payload: dict) -> None:
         if ids:
             self._call(self.client.set_payload, self.name, dict(payload), points=list(ids), wait=True)

@@ -5,6 +5,7 @@ import hashlib
 
 import json
 
+import numpy as np
 import pytest
 
 from probe_core import Workspace, index_status, index_workspace, search
@@ -178,4 +179,37 @@ def test_qdrant_server_code_path_local_mode(repo, tmp_path, monkeypatch):
     assert_exact(ws)
     top = search(ws, "dispatch request to the registered handler", top_k=3).results
     assert top[0].path == "router/mux.go"
+    ws.close()
+
+
+def test_an_edit_re_embeds_only_the_chunks_it_changed(tmp_path):
+    """Identical chunks (same text, symbol and parent) keep their dense vectors across versions,
+    even when the edit moves them to other lines."""
+    root = tmp_path / "r"
+    root.mkdir()
+    body = {name: f"def {name}(items):\n    \"\"\"Return the {name} of the items.\"\"\"\n    return sorted(items)[{n}]\n"
+            for n, name in enumerate(["alpha", "beta", "gamma"])}
+    (root / "mod.py").write_text("import os\n\n\n" + "\n\n".join(body.values()))
+    ws = Workspace.open(root)
+    index_workspace(ws)
+    before = {c.symbol: c.point_id for c in ws.manifest.chunks_for("mod.py")}
+    old_vectors = ws.store.dense_vectors(list(before.values()))
+    assert set(old_vectors) == set(before.values())
+
+    edited = dict(body, beta=body["beta"].replace("sorted(items)", "sorted(items, reverse=True)"))
+    (root / "mod.py").write_text("import os\n\n# a comment that moves every function down\n\n\n"
+                                 + "\n\n".join(edited.values()) + "\n\ndef delta(items):\n    return items\n")
+    rep = index_workspace(ws, dense=False)
+    after = {c.symbol: c.point_id for c in ws.manifest.chunks_for("mod.py")}
+    queued = {pid for pid, _, _ in ws.manifest.pending_dense(100)}
+    assert {s for s, pid in after.items() if pid in queued} >= {"beta", "delta"}
+    assert {"alpha", "gamma"}.isdisjoint({s for s, pid in after.items() if pid in queued})
+    assert rep.chunks_reused >= 2 and after["alpha"] != before["alpha"]  # new lines, new point, same vector
+    reused = ws.store.dense_vectors([after["alpha"], after["gamma"]])
+    assert np.allclose(reused[after["alpha"]], old_vectors[before["alpha"]])
+    assert np.allclose(reused[after["gamma"]], old_vectors[before["gamma"]])
+    fill_dense(ws)
+    assert ws.store.count(with_dense=True) == ws.manifest.counts()["chunks"] == ws.store.count()
+    assert search(ws, "sorted in reverse order", top_k=3).results[0].symbol == "beta"
+    assert_exact(ws)
     ws.close()

@@ -129,6 +129,25 @@ def test_set_payload_by_filter_keeps_vectors(store):
         store.set_payload(StoreFilter(), {"project_id": "x"})
 
 
+def test_branch_lists_by_id_and_dense_vectors_read_back(store):
+    """Branch tags are lists set by id (Qdrant matches a keyword against any element); dense
+    vectors come back by id for reuse, points without one are left out."""
+    pts = _points()
+    store.upsert(pts)
+    store.set_payload_ids([pts[0].id, pts[1].id], {"branch": ["feature", "main"]})
+    store.set_payload_ids([pts[2].id], {"branch": ["feature"]})
+    assert store.count(StoreFilter(branch="main")) == len(DOCS) - 1
+    assert store.count(StoreFilter(branch="feature")) == 3
+    hits = store.hybrid_query(_query("hash password router", branch="feature"))
+    assert {h.id for h in hits} <= {pts[0].id, pts[1].id, pts[2].id}
+    vecs = store.dense_vectors([pts[0].id, pts[3].id])
+    assert set(vecs) == {pts[0].id, pts[3].id}
+    assert np.allclose(vecs[pts[3].id], _vec(3) / np.linalg.norm(_vec(3)), atol=1e-6)
+    store.upsert([StorePoint(id=str(uuid.uuid4()), sparse=sparse.embed_document("x", 5.0), payload={})])
+    lexical_only = [i for i in store.all_ids() if i not in {p.id for p in pts}]
+    assert store.dense_vectors(lexical_only) == {}
+
+
 def test_wrong_dimension_is_a_clear_error(tmp_path):
     s = QdrantServerStore.connect("local::memory:", "c")
     s.ensure_collection(DIM)
