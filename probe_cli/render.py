@@ -79,9 +79,10 @@ def print_search(resp) -> None:
 def print_status(st: dict) -> None:
     t = Table(show_header=False, box=None)
     for key in ("root", "preset", "store", "embedding_model_id", "embedding_dimensions", "index_generation",
-                "files_indexed", "files_failed", "chunks_indexed", "chunks_embedded", "dense_coverage",
-                "seconds_since_scan", "backend_reachable", "index_config_mismatch", "interrupted_run"):
-        t.add_row(key, str(st.get(key)))
+                "branch", "indexed_branches", "files_indexed", "files_failed", "chunks_indexed", "chunks_embedded",
+                "dense_coverage", "seconds_since_scan", "backend_reachable", "index_config_mismatch", "interrupted_run"):
+        value = st.get(key)
+        t.add_row(key, ", ".join(value) if isinstance(value, list) else str(value))
     console.print(t)
     if st.get("last_error"):
         console.print(f"[red]last error:[/] {st['last_error']}")

@@ -131,6 +131,9 @@ class StatusOutput(BaseModel):
     dense_coverage: float | None = None
     index_config_mismatch: bool | None = None
     preset: str | None = None
+    branch: str | None = Field(None, description="The checked-out git branch (search's default filter).")
+    indexed_branches: list[str] | None = Field(
+        None, description="Branches whose versions are indexed (each as last checked out): values for filters.branch.")
 
 
 class IntelItem(BaseModel):

@@ -21,6 +21,8 @@ def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
         "embedding_model_id": man.get_meta("embedding_model_id"),
         "embedding_dimensions": int(man.get_meta("embedding_dimensions") or 0) or None,
         "index_generation": man.generation,
+        "branch": ws.branch or None,  # checked out now (a detached HEAD: its short sha)
+        "indexed_branches": man.branches(),  # searchable with filters.branch
         "files_indexed": counts["files"],
         "files_failed": counts["files_failed"],
         "chunks_indexed": counts["chunks"],

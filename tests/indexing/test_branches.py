@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from probe_core import Workspace, index_workspace, search
+from probe_core import Workspace, index_status, index_workspace, search
 
 MAIN_A = "def alpha_checksum(data):\n    \"\"\"Adler style checksum of the payload.\"\"\"\n    return sum(data) % 65521\n"
 FEATURE_A = ("def zebra_compression(data):\n    \"\"\"Run-length compression of the payload.\"\"\"\n"
@@ -81,6 +81,8 @@ def test_checkout_reindexes_only_what_differs_and_search_follows_the_branch(two_
     assert t[("a.py", _hash(FEATURE_A))] == ["feature"]
     assert t[("only_feature.py", _hash(FEATURE_ONLY))] == ["feature"]
 
+    st = index_status(ws)
+    assert st["branch"] == "feature" and st["indexed_branches"] == ["feature", "main"]
     # default: the checked-out branch only
     assert "a.py" in paths(search(ws, "zebra compression run-length"))
     alpha = search(ws, "alpha_checksum adler", top_k=5)
