@@ -104,3 +104,58 @@ def test_kill_during_dense_phase_resumes(tmp_path):
         assert ws.manifest.pending_dense(10) == []
     finally:
         ws.close()
+
+
+def test_kill_during_a_branch_switch(tmp_path):
+    """kill -9 while a checkout is being indexed (old versions being kept and retagged), then
+    `probe index`: the checked-out versions are exactly the tree's, the other branch's versions
+    are all kept, tags are right, and switching back revives them."""
+    from .test_branches import git, tags
+
+    root = make_repo(tmp_path / "repo", 400)
+    (root / ".gitignore").write_text(".probe/\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "main")
+    index_cli(root, "--lexical-only")
+    git(root, "checkout", "-qb", "feature")
+    changed = [f"pkg{i % 10}/mod_{i}.py" for i in range(300)]
+    for rel in changed:
+        p = root / rel
+        p.write_text(p.read_text().replace("return value *", "return value // 2 *"))
+    git(root, "commit", "-qam", "feature")
+
+    run_and_kill(root, ["--lexical-only"],
+                 lambda db: 20 < _count(db, "SELECT COUNT(DISTINCT path) FROM chunks WHERE live=0") < 250)
+    index_cli(root, "--lexical-only")
+
+    ws = Workspace.open(root)
+    try:
+        from .test_indexer import expected_ids
+
+        assert set(ws.store.all_ids()) == set(ws.manifest.chunk_ids())
+        assert set(ws.manifest.chunk_ids(live=True)) == expected_ids(ws)
+        kept_paths = set(ws.manifest.chunk_ids(live=False).values())
+        assert kept_paths == set(changed)  # main's version of every changed file, no more
+        t = tags(ws)
+        live_versions = {(p, r.file_hash) for p, r in ws.manifest.files().items()}
+        for (path, _version), branches in t.items():
+            if (path, _version) not in live_versions:
+                assert branches == ["main"], path
+            elif path in changed:
+                assert branches == ["feature"], path
+            else:
+                assert branches == ["feature", "main"], path
+        assert ws.manifest.get_meta("index_dirty") == "0"
+    finally:
+        ws.close()
+
+    git(root, "checkout", "-q", "main")
+    index_cli(root, "--lexical-only")
+    ws = Workspace.open(root)
+    try:
+        assert set(ws.manifest.chunk_ids(live=True)) == expected_ids(ws)
+        assert set(ws.store.all_ids()) == set(ws.manifest.chunk_ids())
+        assert set(ws.manifest.chunk_ids(live=False).values()) == set(changed)  # now feature's versions
+    finally:
+        ws.close()
