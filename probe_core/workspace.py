@@ -86,7 +86,9 @@ class Workspace:
 
     @property
     def branch(self) -> str:
-        return git_branch(self.root)
+        """The checked-out git branch ("" outside git, and for a library's index: libraries are not
+        tracked per branch, their folder is indexed as it is)."""
+        return "" if self.library is not None else git_branch(self.root)
 
     @property
     def collection(self) -> str:

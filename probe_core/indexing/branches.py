@@ -7,7 +7,12 @@ another branch still has it, and switching back revives them without chunking or
 Unchanged files only gain the new branch in their tag. A branch that no longer exists in the
 repository loses its tags, and versions no branch has any more are deleted.
 
-Outside git (no branch) nothing is tracked and the tag is an empty list.
+Outside git (no branch), and in a reference library's index, nothing is tracked and the tag is
+an empty list.
+
+Order of writes: a tag change goes to the store *before* the ``branch_files`` rows it follows from,
+so a stop in between leaves rows that still call for the change (done again next run); and
+reconciliation after an unclean stop re-derives every tag from the manifest (``retag_all``).
 """
 from __future__ import annotations
 
@@ -37,13 +42,14 @@ class BranchBook:
         if self.enabled:
             self.ws.manifest.set_branch_file(self.branch, path, file_hash)
 
-    def leave(self, path: str, old_hash: str | None) -> bool:
-        """The checkout no longer has ``old_hash`` of ``path``. Returns True when its points are
-        kept (retagged) for other branches, False when they were deleted from the store; the
-        manifest change follows in the caller's transaction (``retain_old``)."""
+    def leave(self, path: str, old_hash: str | None, new_hash: str | None) -> bool:
+        """The checkout no longer has ``old_hash`` of ``path`` (it has ``new_hash``, or nothing).
+        Returns True when its points are kept (retagged) for other branches, False when they were
+        deleted from the store; the manifest change follows in the caller's transaction
+        (``retain_old``). The same version redone (after an error) is replaced, never kept."""
         man, store = self.ws.manifest, self.ws.store
         live_ids = [c.point_id for c in man.chunks_for(path)]
-        holders = self.tags(path, old_hash) if old_hash else []
+        holders = self.tags(path, old_hash) if old_hash and old_hash != new_hash else []
         if holders:
             store.set_payload_ids(live_ids, {"branch": holders})
             return True
@@ -59,11 +65,12 @@ class BranchBook:
         groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
         todo = man.untracked_on(self.branch)
         for path, file_hash in todo:
-            man.set_branch_file(self.branch, path, file_hash)
-            groups[tuple(man.branches_holding(path, file_hash))].extend(c.point_id for c in man.chunks_for(path))
-        for holders, ids in groups.items():
+            holders = sorted({*man.branches_holding(path, file_hash), self.branch})
+            groups[tuple(holders)].extend(c.point_id for c in man.chunks_for(path))
+        for holders, ids in groups.items():  # the store first: see the module docstring
             for start in range(0, len(ids), _BATCH):
                 self.ws.store.set_payload_ids(ids[start:start + _BATCH], {"branch": list(holders)})
+        man.set_branch_files(self.branch, todo)
         return len(todo)
 
     def prune_deleted(self) -> dict:
@@ -76,11 +83,12 @@ class BranchBook:
         man, store = self.ws.manifest, self.ws.store
         gone = [b for b in man.branches() if b not in existing and b != self.branch]
         for branch in gone:
-            for path, file_hash in man.forget_branch(branch):
-                holders = man.branches_holding(path, file_hash)
+            for path, file_hash in man.branch_versions(branch):  # retag first, then forget the branch
+                holders = [b for b in man.branches_holding(path, file_hash) if b != branch]
                 live = man.is_live_version(path, file_hash)
                 if live or holders:
                     store.set_payload_ids(man.version_ids(path, file_hash, live=live), {"branch": holders})
+            man.forget_branch(branch)
         dropped = 0
         for path, file_hash in man.unheld_versions():  # nobody has these versions any more
             ids = man.version_ids(path, file_hash, live=False)
@@ -91,3 +99,17 @@ class BranchBook:
             log.info("branches gone from the repository: %s (%d points deleted)", ", ".join(gone) or "-", dropped)
             self.ws.touch()
         return {"branches_removed": gone, "points_deleted": dropped} if gone or dropped else {}
+
+
+def retag_all(ws: Workspace) -> int:
+    """Give every point the tag the manifest's ``branch_files`` call for (after an unclean stop).
+    Returns how many points were written."""
+    if not BranchBook(ws).enabled:
+        return 0
+    groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for pid, joined in ws.manifest.version_tags():
+        groups[tuple(sorted(joined.split("\x1f"))) if joined else ()].append(pid)
+    for holders, ids in groups.items():
+        for start in range(0, len(ids), _BATCH):
+            ws.store.set_payload_ids(ids[start:start + _BATCH], {"branch": list(holders)})
+    return sum(len(ids) for ids in groups.values())

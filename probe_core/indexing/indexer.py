@@ -33,7 +33,7 @@ from ..scan import read_text, scan_files
 from ..storage.manifest import ChunkRow, FileRow
 from ..storage.protocol import StoreFilter, StorePoint
 from ..workspace import Workspace, point_id
-from .branches import BranchBook
+from .branches import BranchBook, retag_all
 
 log = logging.getLogger("probe.index")
 
@@ -124,11 +124,12 @@ def reconcile(ws: Workspace) -> dict:
         ws.manifest.forget_file_version(path)
     for path, file_hash in broken_versions:  # a kept version with missing points: drop it whole
         ws.store.delete_ids(ws.manifest.drop_version(path, file_hash))
+    retagged = retag_all(ws)  # a stop between a tag change and its bookkeeping: tags from the manifest
     if orphans or missing_files or broken_versions:
         log.warning("reconciled index: removed %d orphan points, redoing %d files, dropped %d kept versions",
                     len(orphans), len(missing_files), len(broken_versions))
     return {"orphans_removed": len(orphans), "files_redone": len(missing_files),
-            "versions_dropped": len(broken_versions)}
+            "versions_dropped": len(broken_versions), "points_retagged": retagged}
 
 
 def _payload(ws: Workspace, c: Chunk, file_hash: str, branch: list[str], now: float) -> dict:
@@ -233,6 +234,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
         progress(state)
 
         # 1. decide what changed, chunk it
+        book = BranchBook(ws)
         work: list[tuple[ScannedFile, str, list[Chunk]]] = []
         for f in scanned:
             state.files_scanned += 1
@@ -257,7 +259,9 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
                 chunks = [] if kept else _dedupe(chunker(f.path, text))
             except Exception as exc:  # a chunker bug must not stop the whole index
                 log.exception("chunking %s failed", f.path)
-                man.mark_error(f.path, f.mtime_ns, f.size, f"chunking failed: {exc}")
+                book.checkout_has(f.path, None)  # the checkout has no indexable version of it
+                retain = book.leave(f.path, row.file_hash, None) if row is not None else False
+                man.mark_error(f.path, f.mtime_ns, f.size, f"chunking failed: {exc}", retain=retain)
                 report.files_failed += 1
                 continue
             work.append((f, file_hash, chunks))
@@ -266,14 +270,13 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
                 progress(state)
 
         # 2. deletions
-        book = BranchBook(ws)
         present = {f.path for f in scanned}
         candidates = known.keys() if paths is None else (set(paths) & known.keys())
         if ws.library is not None and ws.library.keep_deleted:  # an incremental library keeps deleted documents
             candidates = set()
         for path in sorted(set(candidates) - present):
             book.checkout_has(path, None)
-            man.remove_file(path, retain=book.leave(path, known[path].file_hash))
+            man.remove_file(path, retain=book.leave(path, known[path].file_hash, None))
             intel_graph.file_removed(ws, path)  # symbol graph; never raises
             report.files_deleted += 1
 
@@ -294,7 +297,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
             kept = man.version_ids(f.path, file_hash, live=False)
             # vectors of identical chunks in other versions, read before the old version's points go
             reuse = reusable_vectors(ws, f.path, chunks) if chunks and not kept else {}
-            retain_old = book.leave(f.path, old.file_hash) if old is not None else False
+            retain_old = book.leave(f.path, old.file_hash, file_hash) if old is not None else False
             language = language_for_path(f.path)
             file_row = FileRow(f.path, f.mtime_ns, f.size, file_hash, None)
             tags = book.tags(f.path, file_hash)

@@ -202,10 +202,10 @@ class Manifest:
         with self._lock:
             self._db.execute("UPDATE files SET mtime_ns=-1, file_hash='' WHERE path=?", (path,))
 
-    def mark_error(self, path: str, mtime_ns: int, size: int, error: str) -> None:
+    def mark_error(self, path: str, mtime_ns: int, size: int, error: str, *, retain: bool = False) -> None:
         """Record a file that failed (so it is skipped until it changes) without chunks."""
         with self.transaction() as db:
-            _drop_live(db, path)
+            _leave_live(db, path, retain)
             db.execute(
                 "INSERT OR REPLACE INTO files(path, mtime_ns, size, file_hash, language, chunk_kind,"
                 " last_indexed_at, last_error) VALUES(?,?,?,?,NULL,NULL,?,?)",
@@ -325,8 +325,25 @@ class Manifest:
         with self._lock:
             return self._db.execute(
                 "SELECT f.path, f.file_hash FROM files f LEFT JOIN branch_files b ON b.branch=? AND b.path=f.path"
-                " WHERE f.last_error IS NULL AND f.file_hash != '' AND (b.file_hash IS NULL OR b.file_hash != f.file_hash)",
+                " WHERE f.file_hash != '' AND (b.file_hash IS NULL OR b.file_hash != f.file_hash)",
                 (branch,)).fetchall()
+
+    def version_tags(self) -> list[tuple[str, str]]:
+        """(point_id, branches joined by U+001F) for every chunk: the tag its point should carry."""
+        with self._lock:
+            return self._db.execute(
+                "SELECT c.point_id, COALESCE((SELECT group_concat(b.branch, char(31)) FROM branch_files b"
+                " WHERE b.path=c.path AND b.file_hash=c.file_hash), '') FROM chunks c").fetchall()
+
+    def set_branch_files(self, branch: str, versions: list[tuple[str, str]]) -> None:
+        """Record many (path, file_hash) versions of ``branch`` in one transaction."""
+        with self.transaction() as db:
+            db.executemany("INSERT OR REPLACE INTO branch_files(branch, path, file_hash) VALUES(?,?,?)",
+                           [(branch, p, h) for p, h in versions])
+
+    def branch_versions(self, branch: str) -> list[tuple[str, str]]:
+        with self._lock:
+            return self._db.execute("SELECT path, file_hash FROM branch_files WHERE branch=?", (branch,)).fetchall()
 
     def forget_branch(self, branch: str) -> list[tuple[str, str]]:
         """Drop a branch's versions; returns the (path, file_hash) it held."""

@@ -151,3 +151,118 @@ def _hash(text: str) -> str:
     from probe_core.records import short_hash
 
     return short_hash(text)
+
+
+# -- a stop before any write, in every branch operation ------------------------------------------
+STORE_WRITES = ("upsert", "set_dense", "set_payload", "set_payload_ids", "delete_ids", "delete_file")
+MANIFEST_WRITES = ("replace_file", "remove_file", "revive", "mark_error", "drop_version", "set_branch_file",
+                   "set_branch_files", "forget_branch", "set_meta", "mark_dense_done")
+
+
+class Stop(BaseException):
+    """A stand-in for kill -9 at an exact write."""
+
+
+def stop_at(ws: Workspace, n: int) -> dict:
+    """Make the ``n``-th store or manifest write (0-based) raise ``Stop``; returns the counter."""
+    seen = {"writes": 0}
+    for obj, names in ((ws.store, STORE_WRITES), (ws.manifest, MANIFEST_WRITES)):
+        for name in names:
+            orig = getattr(obj, name)
+
+            def wrapped(*a, _orig=orig, **k):
+                if seen["writes"] == n:
+                    raise Stop()
+                seen["writes"] += 1
+                return _orig(*a, **k)
+
+            setattr(obj, name, wrapped)
+    return seen
+
+
+def assert_consistent(ws: Workspace) -> None:
+    """store == manifest, every point tagged as ``branch_files`` says, no version without a holder."""
+    import qdrant_edge as qe
+
+    assert set(ws.store.all_ids()) == set(ws.manifest.chunk_ids())
+    want = {pid: sorted(j.split("\x1f")) if j else [] for pid, j in ws.manifest.version_tags()}
+    pts, _ = ws.store._s().scroll(qe.ScrollRequest(limit=10_000, with_payload=True, with_vector=False))
+    got = {str(p.id): sorted(p.payload["branch"]) for p in pts}
+    assert got == want
+    assert ws.manifest.unheld_versions() == []
+    assert all(ws.branch in tags for pid, tags in want.items() if pid in ws.manifest.chunk_ids(live=True))
+
+
+def _scenario(root: Path, name: str) -> None:
+    """Bring ``root`` (the two_branches repo, main checked out, nothing indexed) to the state just
+    before the operation under test, and make that operation's git change."""
+    ws = Workspace.open(root)
+    index_workspace(ws, dense=False)
+    if name in ("switch back", "delete branch"):
+        git(root, "checkout", "-q", "feature")
+        index_workspace(ws, dense=False)
+        git(root, "checkout", "-q", "main")
+        if name == "delete branch":
+            index_workspace(ws, dense=False)
+            git(root, "branch", "-qD", "feature")
+    else:
+        git(root, "checkout", "-q", "feature")
+    ws.close()
+
+
+@pytest.mark.parametrize("name", ["checkout", "switch back", "delete branch"])
+def test_a_stop_at_any_write_is_repaired_by_the_next_run(two_branches, tmp_path, name):
+    import shutil
+
+    template = tmp_path / "template"
+    shutil.copytree(two_branches, template)
+    _scenario(template, name)
+    probe = Workspace.open(template)
+    counter = stop_at(probe, -1)
+    index_workspace(probe, dense=False)
+    writes = counter["writes"]
+    probe.close()
+    assert writes > 3
+    for n in range(writes):
+        root = tmp_path / f"run{n}"
+        shutil.copytree(two_branches, root)
+        _scenario(root, name)
+        ws = Workspace.open(root)
+        stop_at(ws, n)
+        with pytest.raises(Stop):
+            index_workspace(ws, dense=False)
+        ws.close()
+        ws = Workspace.open(root)  # the next run, as after a restart
+        index_workspace(ws, dense=False)
+        assert_consistent(ws)
+        assert {r.path for r in search(ws, "shared helper clamp unit interval").results} >= {"shared.py"}
+        ws.close()
+        shutil.rmtree(root)
+
+
+def test_a_file_that_failed_keeps_its_branch_tags_right(two_branches, monkeypatch):
+    """A file whose embedding failed still gains the new branch on checkout; a file whose chunking
+    fails leaves no points of its old version behind (kept for main, not shown on feature)."""
+    import probe_core.indexing.indexer as indexer
+
+    ws = Workspace.open(two_branches)
+    index_workspace(ws, dense=False)
+    with ws.manifest.transaction() as db:  # as if the embedder had refused one of its chunks
+        db.execute("UPDATE files SET last_error='embedding failed: x' WHERE path='shared.py'")
+    git(two_branches, "checkout", "-q", "feature")
+    real_chunk_file = indexer.chunk_file
+
+    def broken(path, text):
+        if path == "a.py":
+            raise RuntimeError("chunker bug")
+        return real_chunk_file(path, text)
+
+    monkeypatch.setattr(indexer, "chunk_file", broken)
+    rep = index_workspace(ws, dense=False)
+    assert ("a.py", "chunking failed: chunker bug") in rep.errors
+    t = tags(ws)
+    assert t[("shared.py", _hash(SHARED))] == ["feature", "main"]
+    assert t[("a.py", _hash(MAIN_A))] == ["main"]  # main's version kept for main only
+    assert set(ws.store.all_ids()) == set(ws.manifest.chunk_ids())
+    assert all(r.path != "a.py" for r in search(ws, "alpha checksum adler payload").results)
+    ws.close()

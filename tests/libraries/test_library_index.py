@@ -127,3 +127,28 @@ def test_one_embedder_for_a_project_and_its_libraries(library, repo):
         assert project.embedder is lib_ws.embedder
     finally:
         project.close()
+
+
+def test_a_library_folder_in_git_is_indexed_as_it_is_not_per_branch(tmp_path):
+    """A cloned docs repository as a library: a checkout replaces its documents (no branch tags,
+    no versions kept), and search shows what the folder holds now."""
+    import subprocess
+
+    folder = _write(tmp_path / "wiki", {"pool.md": "# Pool\n\nTwenty connections per worker.\n"})
+    env = {"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t", "PATH": "/usr/bin:/bin"}
+    for args in (["init", "-q", "-b", "main"], ["add", "-A"], ["commit", "-qm", "v1"], ["checkout", "-qb", "v2"]):
+        subprocess.run(["git", "-C", str(folder), *args], check=True, capture_output=True, env=env)
+    add_library(folder, "wiki")
+    ws = _open("wiki")
+    try:
+        assert ws.branch == ""
+        index_workspace(ws, dense=False)
+        (folder / "pool.md").write_text("# Pool\n\nFifty connections per worker.\n")
+        index_workspace(ws, dense=False)
+        assert ws.manifest.chunk_ids(live=False) == {} and ws.manifest.branches() == []
+        assert {tuple(p["branch"]) for p in _payloads(ws, "connections worker")} == {()}
+        [hit] = library_search(ws, "how many connections per worker")["results"]
+        assert "Fifty" in hit["snippet"]
+    finally:
+        ws.close()
