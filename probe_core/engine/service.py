@@ -237,8 +237,10 @@ class OwnerEngine:
     def _start_watcher(self) -> None:
         from ..indexing.watcher import RepoWatcher
 
-        self._watcher = RepoWatcher(self.root, self._on_batch, self.settings.watch_settings(),
-                                    on_change=self._files_changed)
+        ws = self._ws
+        rules = ws.library.ignore_rules(self.root) if ws is not None and ws.library is not None else None
+        self._watcher = RepoWatcher(self.root, self._on_batch, self.settings.watch_settings(), rules=rules,
+                                    on_change=self._files_changed)  # a library's rules also keep PDFs
         self._watcher.start()
 
     def _files_changed(self) -> None:

@@ -221,7 +221,8 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
             log.warning("could not re-key project id: %s", exc)
         man.set_meta("index_dirty", "1")
 
-        scan = scan_files(ws.root, max_file_bytes=ws.config.max_file_bytes)
+        scanner = scan_files if ws.library is None else ws.library.scan  # a library also lists PDFs
+        scan = scanner(ws.root, max_file_bytes=ws.config.max_file_bytes)
         report.files_skipped = len(scan.skipped)
         scanned = scan.files if ws.library is None else [f for f in scan.files if ws.library.accepts(f.path)]
         if paths is not None:
@@ -243,7 +244,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
                 report.files_unchanged += 1
                 continue
             try:
-                text = read_text(ws.root, f.path)
+                text = (read_text if ws.library is None else ws.library.read)(ws.root, f.path)
             except (OSError, ProbeError) as exc:  # vanished or unreadable between scan and read
                 report.errors.append((f.path, str(exc)))
                 continue

@@ -1,7 +1,8 @@
 """``open_file("library:NAME/PATH")``: a library document's lines, read from its index.
 
-Line numbers are those of the indexed text (an HTML page's extracted text), the same ones search
-results cite, and an incremental library's documents stay readable after they leave the folder.
+Line numbers are those of the indexed text (an HTML page's or a PDF's extracted text), the same
+ones search results cite, and an incremental library's documents stay readable after they leave
+the folder.
 ``index_state`` compares the indexed version with the file on disk now.
 """
 from __future__ import annotations
@@ -13,14 +14,7 @@ from ..errors import InvalidRange, ProbeError
 from . import registry
 from .search import library_ref, parse_library_ref
 from .texts import TextReader
-from .workspace import COLLECTION, file_hash
-
-
-def _disk_hash(path: Path) -> str | None:
-    try:
-        return file_hash(path.read_bytes().decode("utf-8", errors="replace"))
-    except OSError:
-        return None
+from .workspace import COLLECTION, disk_hash, is_pdf
 
 
 def open_document(ref: str, start_line: int | None = None, end_line: int | None = None, *,
@@ -60,11 +54,14 @@ def open_document(ref: str, start_line: int | None = None, end_line: int | None 
         end = start + max_lines - 1
         notes.append(f"showing {max_lines} lines; continue with start_line={end + 1}")
     on_disk = Path(entry["path"]) / path
-    disk = _disk_hash(on_disk)
+    disk = disk_hash(on_disk)
     if disk is None:
         notes.append("the file is no longer in the library folder; this is the indexed text")
     if path.lower().endswith((".html", ".htm")):
         notes.append("text extracted from HTML; line numbers are those of the extracted text")
+    elif is_pdf(path):
+        notes.append("text layer extracted from PDF (a `## Page N` heading per page); line numbers are"
+                     " those of the extracted text")
     return {
         "path": library_ref(name, path),
         "start_line": start,

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -114,10 +114,15 @@ class IgnoreRules:
     lazily, once per directory, and cached until ``invalidate()``.
     """
 
-    def __init__(self, root: Path | str, extra_ignores: Sequence[str] = ()) -> None:
+    def __init__(self, root: Path | str, extra_ignores: Sequence[str] = (), *,
+                 keep_extensions: Collection[str] = ()) -> None:
+        """``keep_extensions``: file extensions (lower-case, no dot) the built-in binary list does
+        not leave out for this root, e.g. ``{"pdf"}`` for a reference library that reads PDFs.
+        Ignore files and ``extra_ignores`` still apply to them like to any file."""
         self.root = Path(os.path.realpath(root))
         self._root_str = str(self.root)
         self._extra = _compile(list(extra_ignores))
+        self._keep_extensions = frozenset(keep_extensions)
         self.invalidate()
 
     def invalidate(self) -> None:
@@ -180,7 +185,8 @@ class IgnoreRules:
                 return False
             break  # re-included by git rules: the built-in defaults still apply
         if is_default_ignored(name, is_dir):
-            return True
+            return not (self._keep_extensions and not is_dir
+                        and name.lower().rpartition(".")[2] in self._keep_extensions)
         return is_dir and os.path.isfile(os.path.join(self._root_str, rel, VENV_MARKER))
 
     def _layers_for(self, rel_dir: str) -> tuple[_Layer, ...]:

@@ -11,6 +11,7 @@ import pytest
 
 from probe_core.libraries import add_library, list_libraries, remove_library
 
+from ..libraries.test_library_pdf import make_pdf
 from .conftest import call, probe_mcp, search, wait_indexed, wait_until
 
 NOTE = """Zebra crossings in Vienna give pedestrians a green phase of 14 seconds.
@@ -149,11 +150,15 @@ async def test_folder_library_added_while_serving_is_indexed_watched_and_removed
         (folder / "restore.txt").write_text("To restore, mount the snapshot read-only and copy back.\n")
         await wait_until(lambda: found("mount snapshot read-only copy back", "restore.txt"), timeout=60,
                          what="the watcher to index a new document")
+        (folder / "runbook.pdf").write_bytes(make_pdf([["Runbook"], ["Failover drains the primary in 90 seconds."]]))
+        pdf = await wait_until(lambda: found("failover drains the primary", "runbook.pdf"), timeout=60,
+                               what="the watcher to index a new PDF")
+        assert "Failover drains the primary in 90 seconds." in pdf[0]["snippet"]
         (folder / "backups.md").unlink()  # incremental: deleted documents stay searchable
         await wait_until(lambda: found("mount snapshot read-only copy back", "restore.txt"), timeout=5)
         status = (await call(client, "index_status")).structured_content
         [lib] = [x for x in status["libraries"] if x["name"] == "ops"]
-        assert lib["role"] == "owner" and lib["files"] == 3
+        assert lib["role"] == "owner" and lib["files"] == 4
         assert await found("volume snapshots restic", "backups.md")
         r = await call(client, "open_file", {"path": "library:ops/backups.md"})
         assert not r.is_error and "no longer in the library folder" in r.structured_content["message"]
@@ -162,6 +167,6 @@ async def test_folder_library_added_while_serving_is_indexed_watched_and_removed
         removed = remove_library("ops")
         assert removed["name"] == "ops"
         assert not (_data_dir() / "libraries" / "ops").exists()
-        assert sorted(os.listdir(folder)) == ["net", "restore.txt", "tool.py"]
+        assert sorted(os.listdir(folder)) == ["net", "restore.txt", "runbook.pdf", "tool.py"]
         r = await call(client, "search", {"query": "restic", "filters": {"libraries": ["ops"]}})
         assert r.is_error and "unknown library" in r.content[0].text

@@ -250,6 +250,26 @@ def test_gitignore_negation_does_not_reinclude_defaults(make_tree):
     assert paths(scan_files(root)) == [".gitignore", "src/index.js"]
 
 
+def test_keep_extensions_lifts_only_the_builtin_binary_list(make_tree):
+    root = make_tree(
+        {
+            ".gitignore": "drafts/\nold-*.pdf\n",
+            "manual.pdf": "%PDF-1.4 text",
+            "SCAN.PDF": "%PDF-1.4 text",
+            "old-1.pdf": "%PDF-1.4 text",
+            "drafts/d.pdf": "%PDF-1.4 text",
+            "node_modules/x.pdf": "%PDF-1.4 text",
+            "logo.png": "png",
+        }
+    )
+    assert paths(scan_files(root)) == [".gitignore"]  # a project: .pdf is a default binary extension
+    rules = IgnoreRules(root, keep_extensions={"pdf"})
+    assert paths(scan_files(root, rules=rules)) == [".gitignore", "SCAN.PDF", "manual.pdf"]
+    assert rules.matches("old-1.pdf") and rules.matches("drafts/d.pdf") and rules.matches("logo.png")
+    assert not IgnoreRules(root, ["!manual.pdf"], keep_extensions={"pdf"}).matches("manual.pdf")
+    assert IgnoreRules(root, ["manual.pdf"], keep_extensions={"pdf"}).matches("manual.pdf")
+
+
 def test_extra_ignores_take_precedence(make_tree):
     root = make_tree(
         {".probeignore": "!dist/\n", "dist/a.js": "x", "scratch/n.txt": "x", "main.py": "x"}
