@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 from collections import defaultdict
+from collections.abc import Collection
 
 from ..gitrefs import local_branches
 from ..workspace import Workspace
@@ -101,13 +102,16 @@ class BranchBook:
         return {"branches_removed": gone, "points_deleted": dropped} if gone or dropped else {}
 
 
-def retag_all(ws: Workspace) -> int:
+def retag_all(ws: Workspace, present: Collection[str]) -> int:
     """Give every point the tag the manifest's ``branch_files`` call for (after an unclean stop).
+    ``present``: the ids the store holds (a missing point is redone by its file, not tagged).
     Returns how many points were written."""
     if not BranchBook(ws).enabled:
         return 0
     groups: dict[tuple[str, ...], list[str]] = defaultdict(list)
     for pid, joined in ws.manifest.version_tags():
+        if pid not in present:
+            continue
         groups[tuple(sorted(joined.split("\x1f"))) if joined else ()].append(pid)
     for holders, ids in groups.items():
         for start in range(0, len(ids), _BATCH):

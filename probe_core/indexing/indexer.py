@@ -124,7 +124,7 @@ def reconcile(ws: Workspace) -> dict:
         ws.manifest.forget_file_version(path)
     for path, file_hash in broken_versions:  # a kept version with missing points: drop it whole
         ws.store.delete_ids(ws.manifest.drop_version(path, file_hash))
-    retagged = retag_all(ws)  # a stop between a tag change and its bookkeeping: tags from the manifest
+    retagged = retag_all(ws, store_ids.keys())  # a stop between a tag change and its bookkeeping
     if orphans or missing_files or broken_versions:
         log.warning("reconciled index: removed %d orphan points, redoing %d files, dropped %d kept versions",
                     len(orphans), len(missing_files), len(broken_versions))

@@ -266,3 +266,21 @@ def test_a_file_that_failed_keeps_its_branch_tags_right(two_branches, monkeypatc
     assert set(ws.store.all_ids()) == set(ws.manifest.chunk_ids())
     assert all(r.path != "a.py" for r in search(ws, "alpha checksum adler payload").results)
     ws.close()
+
+
+def test_reconcile_after_lost_points_in_a_git_workspace(two_branches):
+    """Points missing from the store (a store deleted under the manifest, a crash) on a branch-
+    tracked workspace: the next run redoes those files and tags the rest, it does not fail."""
+    ws = Workspace.open(two_branches)
+    index_workspace(ws, dense=False)
+    git(two_branches, "checkout", "-q", "feature")
+    index_workspace(ws, dense=False)
+    lost = [c.point_id for c in ws.manifest.chunks_for("shared.py")] + ws.manifest.version_ids("a.py", _hash(MAIN_A), live=False)
+    ws.store.delete_ids(lost)
+    ws.manifest.set_meta("index_dirty", "1")
+    rep = index_workspace(ws, dense=False)
+    assert rep.reconciled["files_redone"] == 1 and rep.reconciled["versions_dropped"] == 1
+    assert set(ws.store.all_ids()) == set(ws.manifest.chunk_ids())
+    assert tags(ws)[("shared.py", _hash(SHARED))] == ["feature", "main"]
+    assert search(ws, "shared helper clamp").results[0].path == "shared.py"
+    ws.close()
