@@ -30,46 +30,93 @@ def cmd_init(args) -> int:
 
 
 def cmd_index(args) -> int:
-    from probe_core import Workspace, index_workspace
-    from probe_core.engine.lock import EngineLock
-    from probe_core.errors import IndexLocked
-    from probe_core.indexing.indexer import rebuild
+    """Index in this process under the workspace's engine lock, or, when a ``probe mcp`` owns the
+    workspace, ask it to rescan. While indexing here the lock is held and no RPC is served, so this
+    process publishes itself in engine.json (role ``cli-index``): other clients then say who is busy."""
+    import time
 
-    from .render import IndexProgressView, print_index_report
+    from probe_core import Workspace
+    from probe_core.engine.lock import EngineLock, cli_indexer_pid, cli_indexing_message
+    from probe_core.engine.settings import EngineSettings
+    from probe_core.errors import BackendUnavailable, IndexLocked
 
     ws = Workspace.open(_root(args))
     lock = EngineLock(ws.probe_dir)  # held while indexing: a `probe mcp` started meanwhile waits
-    if not lock.try_acquire():  # a running `probe mcp` owns the index: it does the scan
-        ws.close()
-        if args.rebuild:
-            raise IndexLocked("--rebuild needs the index to itself: stop the running `probe mcp` "
-                              "(your editor's Probe server) first")
-        return _index_via_owner(args)
+    deadline = time.monotonic() + EngineSettings.from_env().attach_timeout_s
+    try:
+        while True:
+            if lock.try_acquire():
+                return _index_here(args, ws)
+            indexer = cli_indexer_pid(ws.probe_dir)
+            if indexer is not None:  # another `probe index`: it serves no RPC to ask
+                raise IndexLocked(cli_indexing_message(indexer))
+            if args.rebuild:
+                raise IndexLocked("--rebuild needs the index to itself: stop the running `probe mcp` "
+                                  "(your editor's Probe server) first")
+            # a running `probe mcp` owns the index: it does the scan
+            done = _index_via_owner(args, ws)
+            if done is not None:
+                return done
+            # nobody answered: the owner exited since (the lock is free on the next try), is still
+            # starting, or a short-lived CLI holds the lock (`probe search`): try again
+            if time.monotonic() >= deadline:
+                raise BackendUnavailable(f"another Probe process holds {lock.path} but does not answer; "
+                                         "if it is stuck, stop it")
+            time.sleep(0.1)
+    finally:
+        ws.close()  # the store is closed before the lock goes: the next owner can open it
+        lock.release()
+
+
+def _index_here(args, ws) -> int:
+    """Index ``ws`` in this process; the caller holds the engine lock."""
+    from probe_core import index_workspace
+    from probe_core.engine.lock import clear_indexer_info, write_indexer_info
+    from probe_core.indexing.indexer import rebuild
+    from probe_core.registry import note_seen
+
+    from .render import IndexProgressView, print_index_report
+
+    write_indexer_info(ws.probe_dir)
     try:
         if args.rebuild:
             rebuild(ws)
         with IndexProgressView(enabled=not args.json and not args.quiet) as view:
             report = index_workspace(ws, progress=view.update, dense=not args.lexical_only)
-        from probe_core.registry import note_seen
-
         note_seen(ws)  # the workspace registry (`probe prune`)
         if args.json:
             print(json.dumps(report.to_dict(), indent=2))
         elif not args.quiet:
             print_index_report(report, ws)
     finally:
-        ws.close()
-        lock.release()
+        clear_indexer_info(ws.probe_dir)  # while the lock is still held
     return 0
 
 
-def _index_via_owner(args) -> int:
-    """``probe index`` while ``probe mcp`` owns the workspace: ask that process for a full scan."""
-    from probe_core.engine import open_engine
+def _index_via_owner(args, ws) -> int | None:
+    """``probe index`` while ``probe mcp`` owns the workspace: ask that process for a full scan.
+    None when no owner answered (it may have exited since the lock was tried): the caller retries.
 
-    with open_engine(_root(args), background=False) as engine:
+    ``--lexical-only`` does not apply here: the owner scans lexically, answers, and fills dense
+    vectors in the background as it always does."""
+    from probe_core.engine.client import AttachedEngine
+    from probe_core.engine.lock import read_owner_info
+    from probe_core.engine.rpc import OwnerUnavailable
+    from probe_core.engine.settings import EngineSettings
+    from probe_core.registry import note_seen
+
+    # AttachedEngine, not EngineHandle: the handle would take the lock over by itself and scan with
+    # defaults (dense, no registry record, reported as if an owner had done it)
+    engine = AttachedEngine(ws.root, rpc_timeout_s=EngineSettings.from_env().rpc_timeout_s)
+    try:
         out = engine.rescan()
+    except OwnerUnavailable:
+        return None
+    try:
         owner = engine.index_status().get("owner_pid")
+    except OwnerUnavailable:  # it scanned, then exited
+        owner = read_owner_info(ws.probe_dir).get("pid")
+    note_seen(ws)  # the workspace registry (`probe prune`), as the direct path does
     if args.json:
         print(json.dumps({**out, "owner_pid": owner}, indent=2))
     elif not args.quiet:

@@ -3,7 +3,8 @@
 Two threads:
 
 * the *event* thread runs ``watchfiles.watch`` over the root and records every change that the
-  scanner's own ``IgnoreRules`` would not skip. ``.git/HEAD`` (a checkout, a rebase) and ignore
+  scanner's own ``IgnoreRules`` would not skip. ``.git/HEAD`` (a checkout, a rebase; in a linked
+  worktree the HEAD in the checkout's own git dir outside the root, watched too) and ignore
   files (``.gitignore``, ``.probeignore``, ``.git/info/exclude``) are recorded as "needs a full
   scan". If watchfiles raises, the thread restarts it (up to ``max_restarts`` times, then
   ``running`` turns False) and asks for a full scan, since events may have been lost.
@@ -80,6 +81,25 @@ class RepoWatcher:
         self.last_error: str | None = None
         self.batches_sent = 0
         self._events_alive = False
+        self._git_head, self._git_watch = self._find_git_head()
+
+    def _find_git_head(self) -> tuple[str | None, str | None]:
+        """(the checkout's HEAD file, the folder to watch for it besides the root, or None).
+
+        In a plain clone HEAD is ``.git/HEAD`` under the root. In a linked worktree (or a submodule)
+        ``.git`` is a file naming the checkout's own git dir elsewhere (``<main>/.git/worktrees/<name>``):
+        that folder is watched too, since a checkout there changes nothing under the root's ``.git``.
+        The folder, not the file: git replaces HEAD by a rename, which a watch on the file would lose."""
+        from ..gitrefs import git_dirs
+
+        dirs = git_dirs(self.root)
+        if dirs is None:
+            return None, None
+        own = os.path.realpath(dirs[0])
+        head = os.path.join(own, "HEAD")
+        if own == self.root or own.startswith(self._prefix) or not os.path.isdir(own):
+            return head, None  # under the root: the root's watch sees it
+        return head, own
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> None:
@@ -114,6 +134,8 @@ class RepoWatcher:
 
     def _accept(self, _change, abs_path: str) -> bool:
         """watchfiles filter: keep what the scanner would index, plus the files that steer it."""
+        if abs_path == self._git_head:
+            return True
         rel = self._relative(abs_path)
         if not rel:
             return False
@@ -133,6 +155,9 @@ class RepoWatcher:
                 self._first_event = now
             self._last_event = now
             for _change, abs_path in changes:
+                if abs_path == self._git_head:  # a checkout (also in a linked worktree)
+                    self._full_reason = "git_head"
+                    continue
                 rel = self._relative(abs_path)
                 if rel is None:
                     continue
@@ -161,7 +186,8 @@ class RepoWatcher:
             try:
                 if not os.path.isdir(self.root):
                     raise FileNotFoundError(f"watched root {self.root} is gone")
-                for changes in watchfiles.watch(self.root, watch_filter=self._accept, debounce=1000, step=50,
+                paths = [self.root] + ([self._git_watch] if self._git_watch and os.path.isdir(self._git_watch) else [])
+                for changes in watchfiles.watch(*paths, watch_filter=self._accept, debounce=1000, step=50,
                                                 stop_event=self._stop, rust_timeout=1000, debug=False,
                                                 raise_interrupt=False):
                     self._record(changes)

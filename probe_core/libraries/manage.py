@@ -59,8 +59,20 @@ def _prepare_index(name: str, root: Path, mode: str) -> None:
     save_config(root, cfg, idx)
 
 
-def _register(name: str, kind: str, root: Path, mode: str) -> dict:
-    made_home = not registry.library_home(name).exists()
+def _register(name: str, kind: str, root: Path, mode: str, *, make_root: bool = False) -> dict:
+    """Register library ``name`` and prepare its index dir, in one locked registry change.
+
+    Whether this call creates the library's home is decided under the registry lock, so two
+    concurrent adds of one name cannot both think they made it: the loser ("already exists")
+    touches nothing, and a failure removes only what this call created. ``make_root``: create
+    ``root`` too (a stored library's docs dir, inside the home)."""
+    home = registry.library_home(name)
+    created: list[Path] = []  # what this call created (at most the home), undone on failure
+
+    def undo() -> None:
+        for path in created:
+            shutil.rmtree(path, ignore_errors=True)
+        created.clear()
 
     def change(libs: dict) -> dict:
         if name in libs:
@@ -70,15 +82,29 @@ def _register(name: str, kind: str, root: Path, mode: str) -> dict:
             if other["path"] == str(root):
                 raise LibraryError(f"{root} is already registered as library {other['name']!r}")
         entry = registry.new_entry(name, kind, root, mode)
-        _prepare_index(name, root, mode)
+        if not home.exists():  # a home without a registry entry is a leftover: kept on failure
+            created.append(home)
+        try:
+            if make_root:
+                root.mkdir(parents=True, exist_ok=True)
+            _prepare_index(name, root, mode)
+        except BaseException:
+            undo()
+            raise
         libs[name] = entry
         return entry
 
     try:
         return registry.update(change)
     except BaseException:
-        if made_home:  # nothing half-written: drop what this call created
-            shutil.rmtree(registry.library_home(name), ignore_errors=True)
+        if created:  # writing the registry failed: undo, still under the lock, unless registered since
+            def cleanup(libs: dict) -> None:
+                if name not in libs:
+                    undo()
+            try:
+                registry.update(cleanup)
+            except Exception:  # noqa: BLE001 - the original error matters more; a leftover home is harmless
+                pass
         raise
 
 
@@ -113,18 +139,11 @@ def ensure_stored_library(name: str) -> tuple[dict, bool]:
     if entry is not None and entry.get("removing"):
         raise LibraryError(f"library {name!r} is being removed; try again in a moment")
     if entry is None:
-        docs = registry.docs_dir(name)
-        made_home = not registry.library_home(name).exists()
-        docs.mkdir(parents=True, exist_ok=True)
-        try:
-            return _register(name, "stored", docs.resolve(), "sync"), True
-        except LibraryError as exc:
-            if "already exists" in str(exc):  # created by another process meanwhile
+        try:  # the docs dir is created inside the locked registry change, and removed if it fails
+            return _register(name, "stored", registry.docs_dir(name).resolve(), "sync", make_root=True), True
+        except LibraryError:
+            if name in registry.load():  # created by another process meanwhile
                 return ensure_stored_library(name)
-            raise
-        except BaseException:
-            if made_home:
-                shutil.rmtree(registry.library_home(name), ignore_errors=True)
             raise
     if entry["kind"] != "stored":
         raise LibraryError(f"library {name!r} is a folder library ({entry['path']}); `store` adds documents only to "

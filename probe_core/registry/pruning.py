@@ -6,7 +6,9 @@ Prune (:func:`prune`) of a workspace not seen for longer than the threshold:
 * its root is on this machine and ``.probe/config.json`` still names it → the workspace's
   ``.probe/store/`` and ``manifest.sqlite*`` go (and its points on the Qdrant server, for a server
   workspace), under the engine lock, so the next use re-indexes from scratch. ``config.json`` (the
-  workspace keeps its id), memory rules and logs stay; nothing outside ``.probe/`` is touched;
+  workspace keeps its id), memory rules and logs stay; nothing outside ``.probe/`` is touched.
+  The manifest is emptied and marked dirty first, so a stop midway is repaired by the next index
+  run (see :func:`_prune_one`);
 * its root is gone (or now holds another workspace) → the record is dropped; a server workspace's
   points are deleted too, since nothing can use them any more;
 * a server workspace recorded by another host → its points and records are deleted (it was not
@@ -96,11 +98,54 @@ class PruneReport:
         return [e.to_dict() for e in self.entries]
 
 
+STORE_ASIDE = "store.pruning"  # the store, renamed aside by prune before its deletion
+
+
 def _index_files(probe_dir: Path) -> list[Path]:
-    """What prune deletes under ``.probe/``: the embedded store and the manifest (+ WAL/SHM)."""
-    out = [probe_dir / "store"]
-    out += sorted(p for p in probe_dir.glob("manifest.sqlite*"))
+    """What prune deletes under ``.probe/``, in the order it deletes them: the embedded store (and
+    what an interrupted prune left renamed aside), then the manifest's -wal/-shm, ``manifest.sqlite``
+    last (see :func:`_prune_one` for why this order)."""
+    out = [probe_dir / STORE_ASIDE, probe_dir / "store"]
+    out += sorted(probe_dir.glob("manifest.sqlite*"), key=lambda p: (p.name == "manifest.sqlite", p.name))
     return [p for p in out if p.exists() or p.is_symlink()]
+
+
+def _empty_manifest(probe_dir: Path) -> None:
+    """Empty the manifest and mark it dirty, in one transaction; then checkpoint its WAL into
+    ``manifest.sqlite``.
+
+    An empty manifest with ``index_dirty = 1`` is a valid index state whatever the store holds: the
+    next index run reconciles (every point the manifest does not list is an orphan and is deleted)
+    and then indexes every file afresh. The checkpoint leaves nothing in the WAL, so deleting
+    -wal/-shm afterwards loses nothing. The caller holds the engine lock: no other connection has
+    the manifest open."""
+    db = probe_dir / "manifest.sqlite"
+    if not db.exists():
+        return
+    try:
+        with closing(sqlite3.connect(db, timeout=10, isolation_level=None)) as conn:
+            tables = [r[0] for r in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type='table' AND name NOT LIKE 'sqlite_%'")]
+            if "meta" not in tables:
+                return  # no index state in it: nothing to protect
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for table in tables:  # files, chunks, branch_files, pending_dense (as Manifest.clear)
+                    if table != "meta":
+                        conn.execute(f'DELETE FROM "{table}"')
+                conn.execute("DELETE FROM meta WHERE key NOT IN ('schema_version')")
+                conn.execute("INSERT INTO meta(key, value) VALUES('index_dirty', '1')")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            conn.execute("COMMIT")
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()
+            if busy and busy[0]:
+                raise RegistryError(f"{db} is busy; not pruned")
+    except sqlite3.OperationalError as exc:  # locked, read-only, ...: leave the workspace alone
+        raise RegistryError(f"cannot empty {db}: {exc}") from exc
+    except sqlite3.DatabaseError as exc:  # not a database / corrupt: nothing can trust it anyway
+        log.warning("manifest %s is unreadable (%s); deleting it with the store", db, exc)
 
 
 def _disk_usage(st: os.stat_result) -> int:
@@ -253,10 +298,27 @@ def _prune_one(rec: WorkspaceRecord, age: float, *, dry_run: bool, registry: Reg
         if dry_run:
             entry.deleted_paths = [str(p) for p in files]
             return entry
+        # The order is safe at every step: a stop anywhere (crash, kill, full disk) leaves a state the
+        # next `probe index` turns into a correct index.
+        # 1. empty the manifest and mark it dirty, in one transaction, its WAL checkpointed into
+        #    manifest.sqlite: whatever the store still holds, the next index run deletes it as
+        #    orphans (reconcile) and indexes every file afresh;
+        # 2. the points: a server workspace's, and the embedded store (renamed aside first, one atomic
+        #    step, so no half-deleted shard is ever opened; a leftover is deleted by the next prune);
+        # 3. the manifest: -wal/-shm first (empty after step 1), manifest.sqlite last.
+        # Any other order has an unsafe stop: points deleted under a manifest that still lists them
+        # with index_dirty=0 (0 files re-indexed, empty results), or a manifest deleted before the
+        # points (a fresh manifest, never reconciled, under points nothing lists).
+        _empty_manifest(probe_dir)
         if server and entry.points:
             _delete_server_points(client, rec)
         for p in files:
-            _remove(p, probe_dir)
+            if p.name == "store" and p.is_dir() and not p.is_symlink():
+                aside = probe_dir / STORE_ASIDE
+                p.rename(aside)
+                _remove(aside, probe_dir)
+            else:
+                _remove(p, probe_dir)
             entry.deleted_paths.append(str(p))
         _drop_record(registry, servers, rec)
         entry.applied = True

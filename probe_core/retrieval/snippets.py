@@ -24,7 +24,7 @@ class FileLines:
         key = (branch, path)
         if key not in self._committed:
             lines = None
-            if branch and not branch.startswith("-") and ".." not in path:
+            if branch and not branch.startswith("-") and ".." not in path.split("/"):
                 try:
                     out = subprocess.run(["git", "-C", str(self.root), "show", f"{branch}:{path}"],
                                          capture_output=True, timeout=5, check=False)

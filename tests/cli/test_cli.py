@@ -60,3 +60,36 @@ def test_bad_config_file_is_a_clear_error(repo):
 def test_no_args_without_tty_prints_help():
     out = subprocess.run([*PROBE], capture_output=True, text=True, stdin=subprocess.DEVNULL)
     assert out.returncode == 2 and "usage: probe" in out.stdout
+
+
+def test_index_when_the_owner_left_before_attach(repo, capsys):
+    """The lock was held when `probe index` tried it, but its holder exits before answering the
+    rescan: `probe index` indexes in-process, with its own report, `--lexical-only` and the
+    registry record, instead of reporting a rescan by "pid None"."""
+    import threading
+    import time
+
+    from probe_cli.main import main
+    from probe_core import Workspace, init_workspace
+    from probe_core.engine.lock import EngineLock
+    from probe_core.registry.records import Registry
+
+    init_workspace(repo)
+    lock = EngineLock(repo / ".probe")
+    assert lock.try_acquire()  # an "owner" that serves no RPC and goes away
+    threading.Timer(0.5, lock.release).start()
+    t0 = time.monotonic()
+    assert main(["index", "--root", str(repo), "--lexical-only", "--json"]) == 0
+    assert time.monotonic() - t0 >= 0.4
+    out = capsys.readouterr().out
+    assert "pid None" not in out
+    report = json.loads(out)
+    assert report["files_indexed"] == 7 and "owner_pid" not in report
+    ws = Workspace.open(repo)
+    try:
+        counts = ws.manifest.counts()
+        assert counts["chunks"] > 0 and counts["chunks_dense"] == 0  # --lexical-only honoured
+        assert ws.workspace_id in {r.workspace_id for r in Registry().list()}
+    finally:
+        ws.close()
+    assert not (repo / ".probe" / "engine.json").exists()  # the indexer's notice is gone with it

@@ -123,5 +123,61 @@ def test_two_processes_adding_at_once_lose_nothing(tmp_path):
     assert sorted(lib["name"] for lib in list_libraries()) == sorted(f"lib{i}" for i in range(16))
 
 
+def test_two_processes_adding_the_same_names_keep_the_winners_index(tmp_path):
+    """Both processes add the same names (each from its own folder), then store into the same stored
+    libraries: one wins each name, the other gets "already exists" (or the winner's stored library)
+    and must not delete anything of the winner's (its index dir and config)."""
+    names = [f"lib{i}" for i in range(24)]
+    for k in range(2):
+        for n in names:
+            (tmp_path / f"p{k}" / n).mkdir(parents=True)
+    script = ("import sys\n"
+              "from probe_core.libraries import LibraryError, add_library\n"
+              "from probe_core.libraries.manage import ensure_stored_library\n"
+              "base, names = sys.argv[1], sys.argv[2:]\n"
+              "for n in names:\n"
+              "    try:\n"
+              "        add_library(f'{base}/{n}', n)\n"
+              "        print('won', n, flush=True)\n"
+              "    except LibraryError as exc:\n"
+              "        assert 'already exists' in str(exc), exc\n"
+              "    ensure_stored_library('s' + n)\n")
+    env = {**os.environ, "PROBE_DATA_DIR": str(user_data_dir())}
+    procs = [subprocess.Popen([sys.executable, "-c", script, str(tmp_path / f"p{k}"), *names], env=env,
+                              stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[2])
+             for k in range(2)]
+    outs = [p.communicate(timeout=180)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    won = [{line.split()[1] for line in out.splitlines()} for out in outs]
+    assert won[0] | won[1] == set(names) and not won[0] & won[1]
+    libs = registry.load()
+    for n in names:
+        winner = 0 if n in won[0] else 1
+        assert libs[n]["path"] == str((tmp_path / f"p{winner}" / n).resolve())
+        cfg = json.loads((registry.index_dir(n) / "config.json").read_text())
+        assert cfg["library"]["name"] == n
+        assert libs["s" + n]["kind"] == "stored" and registry.docs_dir("s" + n).is_dir()
+        assert json.loads((registry.index_dir("s" + n) / "config.json").read_text())["library"]["name"] == "s" + n
+
+
+def test_a_failed_add_removes_only_what_it_created(docs, monkeypatch):
+    from probe_core.libraries import manage
+
+    def broken(*args):
+        raise LibraryError("simulated failure")
+
+    monkeypatch.setattr(manage, "_prepare_index", broken)
+    with pytest.raises(LibraryError, match="simulated"):
+        add_library(docs, "guide")
+    with pytest.raises(LibraryError, match="simulated"):
+        manage.ensure_stored_library("notes")
+    assert not registry.library_home("guide").exists() and not registry.library_home("notes").exists()
+    leftover = registry.library_home("kept")  # not created by this call: left alone
+    (leftover / "index").mkdir(parents=True)
+    with pytest.raises(LibraryError, match="simulated"):
+        add_library(docs, "kept")
+    assert (leftover / "index").is_dir() and registry.load() == {}
+
+
 def test_library_error_is_a_probe_error():
     assert issubclass(LibraryError, ProbeError)

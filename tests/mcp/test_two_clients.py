@@ -203,3 +203,73 @@ async def test_cli_index_asks_the_running_server_to_rescan(repo):
         assert rebuilt.returncode != 0 and "--rebuild needs the index to itself" in rebuilt.stderr
         assert (await search(client, "reconcile ledger entries", top_k=3))["results"][0]["path"] == "src/ledger.py"
     assert_index_exact(repo)
+
+
+def _many_files(root, n):
+    for i in range(n):
+        p = root / f"pkg{i % 10}" / f"mod_{i}.py"
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(f'"""Module {i}."""\n\n\ndef compute_{i}(value):\n    return value * {i}\n\n\n'
+                     f"class Worker{i}:\n    def run(self, job):\n        return compute_{i}(job)\n")
+    return root
+
+
+def _manifest_files(db) -> int:
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=0.2)
+        try:
+            return con.execute("SELECT COUNT(*) FROM files").fetchone()[0]
+        finally:
+            con.close()
+    except sqlite3.Error:
+        return 0
+
+
+@pytest.mark.asyncio
+async def test_clients_while_cli_index_holds_the_lock(tmp_path):
+    """`probe index` holds the lock and serves no RPC: `probe search`/`status`/a second `probe index`
+    say so in one line (not "stuck, stop it"); a `probe mcp` started meanwhile says so too and
+    becomes the owner once the indexer finishes."""
+    root = _many_files(tmp_path / "repo", 600)
+    probe = [sys.executable, "-m", "probe_cli"]
+
+    def run(*args):
+        return subprocess.run([*probe, *args, "--root", str(root)], capture_output=True, text=True, timeout=120)
+
+    indexer = subprocess.Popen([*probe, "index", "--root", str(root), "--quiet"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while _manifest_files(root / ".probe" / "manifest.sqlite") < 10:
+            assert indexer.poll() is None, indexer.stderr.read().decode()[-500:]
+            assert time.monotonic() < deadline, "the indexer never started writing"
+            time.sleep(0.01)
+        expected = (f"probe: error: probe index (pid {indexer.pid}) is indexing this workspace; "
+                    "try again when it finishes")
+        for args in (("search", "compute value"), ("status",), ("index", "--quiet")):
+            out = await anyio.to_thread.run_sync(run, *args)
+            assert out.returncode != 0 and out.stderr.strip() == expected, (args, out.stderr)
+
+        async with probe_mcp(root, PROBE_ATTACH_TIMEOUT_S="1") as client:
+            r = await call(client, "index_status")
+            assert r.is_error and f"probe index (pid {indexer.pid}) is indexing this workspace" in r.content[0].text
+            assert "stop it" not in r.content[0].text
+            assert indexer.poll() is None, "the indexer finished too early for this test to mean anything"
+            assert await anyio.to_thread.run_sync(lambda: indexer.wait(timeout=240)) == 0
+            # the lock is free: the waiting server takes the index over
+            async def owner():
+                r = await call(client, "index_status")
+                return not r.is_error and r.structured_content["role"] == "owner"
+
+            await wait_until(owner, timeout=60, what="the server to become the owner")
+            st = await wait_indexed(client)
+            assert st["files_indexed"] == 600
+            hits = await search(client, "class Worker17 run job", top_k=3)
+            assert any(h["path"] == "pkg7/mod_17.py" for h in hits["results"])
+    finally:
+        if indexer.poll() is None:
+            indexer.kill()
+            indexer.wait()
+    assert_index_exact(root)

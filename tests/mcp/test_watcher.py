@@ -134,6 +134,34 @@ def test_watcher_gives_up_after_three_restarts(tmp_path):
     w.stop()
 
 
+def test_checkout_in_a_linked_worktree_is_a_git_head_full_scan(repo, tmp_path):
+    """In a linked worktree `.git` is a file and HEAD lives in <main>/.git/worktrees/<name>,
+    outside the root: the watcher watches it too, so a checkout there is seen."""
+    def git(*args, cwd=repo):
+        subprocess.run(["git", "-C", str(cwd), "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+                       check=True, capture_output=True)
+
+    git("add", "-A")
+    git("commit", "-qm", "init")
+    wt = tmp_path / "wt"
+    git("worktree", "add", "-q", "-b", "wt-branch", str(wt))
+    assert (wt / ".git").is_file()
+    w, batches = start(wt)
+    try:
+        (wt / "docs" / "wt.md").write_text("# In the worktree\n")
+        batch = next_batch(batches)
+        assert not batch.full_scan and batch.paths == {"docs/wt.md"}
+        git("checkout", "-q", "-b", "feature", cwd=wt)  # only HEAD changes, no file under the root
+        batch = next_batch(batches)
+        assert batch.full_scan and batch.reason == "git_head"
+        # a checkout in the main repository is not this worktree's
+        git("checkout", "-q", "-b", "elsewhere")
+        assert no_batch(batches, 2.0)
+        assert w.status()["watcher_running"] is True
+    finally:
+        w.stop()
+
+
 @pytest.mark.parametrize("rel", ["../outside.txt", "/etc/passwd"])
 def test_paths_outside_the_root_are_never_accepted(repo, rel):
     w = RepoWatcher(repo, lambda b: None, FAST)

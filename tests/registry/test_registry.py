@@ -217,6 +217,65 @@ def test_prune_deletes_exactly_the_stale_embedded_index(tmp_path):
         ws.close()
 
 
+@pytest.mark.parametrize("stop_before", ["store", "store.pruning", "manifest.sqlite"])
+def test_prune_stopped_midway_leaves_an_index_the_next_run_repairs(stop_before, tmp_path, monkeypatch):
+    """A stop between prune's steps (here: the step before ``stop_before`` is deleted raises) must
+    never leave a manifest that claims files whose points are gone, nor points no manifest lists:
+    the next index run ends with exactly the right, searchable index."""
+    import probe_core.registry.pruning as pruning
+
+    root = make_repo(tmp_path, "old")
+    wid = indexed(root, seen_at=NOW - 45 * DAY)
+    ws = Workspace.open(root, create=False)
+    try:
+        files_before = set(ws.manifest.file_paths())
+    finally:
+        ws.close()
+    real_remove, real_empty = pruning._remove, pruning._empty_manifest
+
+    def stopping_remove(path, probe_dir):
+        if path.name == stop_before:
+            raise OSError("simulated stop")
+        real_remove(path, probe_dir)
+
+    def stopping_empty(probe_dir):  # stop after the manifest is emptied, before any deletion
+        real_empty(probe_dir)
+        raise OSError("simulated stop")
+
+    if stop_before == "store":
+        monkeypatch.setattr(pruning, "_empty_manifest", stopping_empty)
+    else:
+        monkeypatch.setattr(pruning, "_remove", stopping_remove)
+    [e] = prune(30 * DAY, now=NOW).entries
+    assert e.action == "skip" and "simulated stop" in e.reason and Registry().get(wid) is not None
+    probe_dir = root / ".probe"
+    assert (probe_dir / "store").exists() == (stop_before == "store")
+    assert (probe_dir / "manifest.sqlite").exists()
+    if stop_before == "manifest.sqlite":
+        assert not list(probe_dir.glob("manifest.sqlite-*"))  # WAL/SHM go before the main file
+    # (not monkeypatch.undo(): that would also undo the fixture that isolates PROBE_DATA_DIR)
+    monkeypatch.setattr(pruning, "_remove", real_remove)
+    monkeypatch.setattr(pruning, "_empty_manifest", real_empty)
+    # an edit while nothing runs: the old version's points must not survive the next run
+    (root / "router/mux.go").write_text("package router\n\n// Router dispatches by path.\ntype Router struct{}\n")
+
+    ws = Workspace.open(root, create=False)
+    try:
+        assert ws.manifest.get_meta("index_dirty") == "1"
+        report = index_workspace(ws, dense=False)
+        assert report.files_indexed == len(files_before) and report.files_unchanged == 0
+        assert set(ws.manifest.file_paths()) == files_before
+        assert set(ws.store.all_ids()) == set(ws.manifest.chunk_ids()) and ws.store.count() > 0
+        assert ws.manifest.get_meta("index_dirty") == "0"
+        assert search(ws, "hash a password with a salt", top_k=3).results[0].path == "src/auth/passwords.py"
+    finally:
+        ws.close()
+    # the next prune finishes the job, a leftover renamed store included
+    [e] = prune(30 * DAY, now=NOW).entries
+    assert e.action == "delete" and e.applied
+    assert not [p.name for p in probe_dir.iterdir() if p.name.startswith(("store", "manifest.sqlite"))]
+
+
 def test_prune_skips_a_workspace_in_use(tmp_path):
     root = make_repo(tmp_path, "busy")
     wid = indexed(root, seen_at=NOW - 90 * DAY)

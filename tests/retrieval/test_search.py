@@ -1,6 +1,8 @@
 """Search behaviour on a real indexed repository."""
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 
 from probe_core import Workspace, index_workspace, search
@@ -101,3 +103,15 @@ def test_dead_embedder_degrades_to_lexical(ws):
     assert resp.results[0].signals["dense_rank"] is None
     ws.set_embedder(live)
     assert search(ws, "parse_line", top_k=3).status == "healthy"  # a degraded answer is not cached
+
+
+def test_committed_lines_allow_dots_inside_a_name_not_a_parent_step(repo):
+    from probe_core.retrieval.snippets import FileLines
+
+    (repo / "a..b.py").write_text("X = 1\n")
+    git = ["git", "-C", str(repo), "-c", "user.email=t@example.com", "-c", "user.name=t"]
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], check=True)
+    lines = FileLines(repo)
+    assert lines.committed_lines("main", "a..b.py") == ["X = 1"]
+    assert lines.committed_lines("main", "../repo/a..b.py") is None
