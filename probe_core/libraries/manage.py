@@ -7,6 +7,7 @@ the library and deletes everything Probe kept for it; a process that has it open
 """
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import time
@@ -203,9 +204,23 @@ def remove_library(name: str) -> dict:
                 raise LibraryError(f"library {name!r} is open in another Probe process (pid {pid or '?'}) that did "
                                    "not let go of it; nothing was removed: stop that process and retry")
             time.sleep(0.2)
+    home = registry.library_home(name)
+    tomb = home.with_name(f".{home.name}.removed-{os.getpid()}-{time.monotonic_ns()}")
+
+    def unregister(libs: dict) -> None:
+        # under the registry lock: an `add` of the same name cannot create a home in between
+        libs.pop(name, None)
+        if home.exists():
+            os.replace(home, tomb)
+
     try:
-        registry.update(lambda libs: libs.pop(name, None))
-        shutil.rmtree(registry.library_home(name), ignore_errors=True)
+        try:
+            registry.update(unregister)
+        except BaseException:
+            if tomb.exists() and not home.exists():  # the registry write failed: put it back
+                os.replace(tomb, home)
+            raise
+        shutil.rmtree(tomb, ignore_errors=True)
     finally:
         lock.release()
     entry.pop("removing", None)

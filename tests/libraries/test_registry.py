@@ -181,3 +181,28 @@ def test_a_failed_add_removes_only_what_it_created(docs, monkeypatch):
 
 def test_library_error_is_a_probe_error():
     assert issubclass(LibraryError, ProbeError)
+
+
+def test_an_add_right_after_a_remove_keeps_its_new_index(tmp_path, monkeypatch):
+    """`remove` moves the library's home aside inside the registry change, so an `add` of the same
+    name landing before the old data is deleted keeps its own index."""
+    import probe_core.libraries.manage as manage
+    from probe_core.libraries import registry as reg
+
+    old, new = tmp_path / "old", tmp_path / "new"
+    for folder in (old, new):
+        folder.mkdir()
+        (folder / "a.md").write_text("# A\n")
+    add_library(old, "kb")
+    real_rmtree = manage.shutil.rmtree
+
+    def add_then_delete(path, *a, **k):  # another process adds "kb" again in this instant
+        add_library(new, "kb")
+        return real_rmtree(path, *a, **k)
+
+    monkeypatch.setattr(manage.shutil, "rmtree", add_then_delete)
+    remove_library("kb")
+    monkeypatch.setattr(manage.shutil, "rmtree", real_rmtree)
+    assert reg.get("kb")["path"] == str(new.resolve())
+    assert (reg.index_dir("kb") / "config.json").exists()
+    assert not [p for p in reg.library_home("kb").parent.iterdir() if ".removed-" in p.name]
