@@ -111,6 +111,36 @@ def parse_source(ref: str) -> tuple[str, int | None, int | None]:
     return m["path"], start, int(m["end"]) if m["end"] else start
 
 
+def check_range(start_line: int | None, end_line: int | None) -> int:
+    """Validate a requested line range (1-based, inclusive); returns the start (1 when omitted)."""
+    start = 1 if start_line is None else start_line
+    for label, value in (("start_line", start), ("end_line", end_line)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise InvalidRange(f"{label} must be an integer")
+    if start < 1:
+        raise InvalidRange(f"start_line must be 1 or more (lines are numbered from 1), got {start}")
+    if end_line is not None and end_line < start:
+        raise InvalidRange(f"end_line {end_line} is before start_line {start}")
+    return start
+
+
+def page_range(start: int, end_line: int | None, total: int, max_lines: int, *, name: str,
+               kind: str) -> tuple[int, bool, list[str]]:
+    """Fit a checked range to a text of ``total`` lines: ``end_line`` past the end is clamped and
+    more than ``max_lines`` is cut to a page. Returns (end, truncated, notes for the answer)."""
+    if start > max(total, 1):
+        raise InvalidRange(f"start_line {start} is past the end of {name} ({total} lines)")
+    notes = []
+    end = total if end_line is None else min(end_line, total)
+    if end_line is not None and end_line > total:
+        notes.append(f"end_line {end_line} clamped to the end of the {kind} ({total})")
+    truncated = end - start + 1 > max_lines
+    if truncated:
+        end = start + max_lines - 1
+        notes.append(f"showing {max_lines} lines; continue with start_line={end + 1}")
+    return end, truncated, notes
+
+
 def file_hash(text: str) -> str:
     """The file identity the manifest records (16 hex of sha256 over the decoded text)."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -129,16 +159,8 @@ def open_file_answer(root: Path, path: str, start_line: int | None = None, end_l
         raise ConfigError("path must be a non-empty string, relative to the repository root")
     if start_line is None and end_line is None:
         path, start_line, end_line = parse_source(path.strip())
-    start = 1 if start_line is None else start_line
-    for name, value in (("start_line", start), ("end_line", end_line)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise InvalidRange(f"{name} must be an integer")
+    start = check_range(start_line, end_line)
     from ..scan import BINARY_SNIFF_BYTES, resolve_inside_root
-
-    if start < 1:
-        raise InvalidRange(f"start_line must be 1 or more (lines are numbered from 1), got {start}")
-    if end_line is not None and end_line < start:
-        raise InvalidRange(f"end_line {end_line} is before start_line {start}")
 
     root_real = os.path.realpath(root)
     real = resolve_inside_root(root_real, path)
@@ -159,18 +181,7 @@ def open_file_answer(root: Path, path: str, start_line: int | None = None, end_l
     text = data.decode("utf-8", errors="replace")
     lines = text.splitlines()
     total = len(lines)
-    if start > max(total, 1):
-        raise InvalidRange(f"start_line {start} is past the end of {rel} ({total} lines)")
-    notes = []
-    end = total if end_line is None else end_line
-    if end > total:
-        if end_line is not None:
-            notes.append(f"end_line {end_line} clamped to the end of the file ({total})")
-        end = total
-    truncated = end - start + 1 > max_lines
-    if truncated:
-        end = start + max_lines - 1
-        notes.append(f"showing {max_lines} lines; continue with start_line={end + 1}")
+    end, truncated, notes = page_range(start, end_line, total, max_lines, name=rel, kind="file")
     digest = file_hash(text)
     index_state = "unknown"
     if ws is not None:

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..engine.answers import MAX_OPEN_LINES, parse_source
-from ..errors import InvalidRange, ProbeError
+from ..engine.answers import MAX_OPEN_LINES, check_range, page_range, parse_source
+from ..errors import ProbeError
 from . import registry
 from .search import library_ref, parse_library_ref
 from .texts import TextReader
@@ -35,24 +35,8 @@ def open_document(ref: str, start_line: int | None = None, end_line: int | None 
     text, indexed_hash, indexed_at = row
     lines = text.splitlines()
     total = len(lines)
-    start = 1 if start_line is None else start_line
-    for label, value in (("start_line", start), ("end_line", end_line)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-            raise InvalidRange(f"{label} must be an integer")
-    if start < 1:
-        raise InvalidRange(f"start_line must be 1 or more (lines are numbered from 1), got {start}")
-    if end_line is not None and end_line < start:
-        raise InvalidRange(f"end_line {end_line} is before start_line {start}")
-    if start > max(total, 1):
-        raise InvalidRange(f"start_line {start} is past the end of {ref} ({total} lines)")
-    notes = []
-    end = total if end_line is None else min(end_line, total)
-    if end_line is not None and end_line > total:
-        notes.append(f"end_line {end_line} clamped to the end of the document ({total})")
-    truncated = end - start + 1 > max_lines
-    if truncated:
-        end = start + max_lines - 1
-        notes.append(f"showing {max_lines} lines; continue with start_line={end + 1}")
+    start = check_range(start_line, end_line)
+    end, truncated, notes = page_range(start, end_line, total, max_lines, name=ref, kind="document")
     on_disk = Path(entry["path"]) / path
     disk = disk_hash(on_disk)
     if disk is None:

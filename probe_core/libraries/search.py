@@ -10,11 +10,9 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-import pathspec
-
 from .. import sparse
 from ..errors import BackendUnavailable, ConfigError, EmbeddingError
-from ..retrieval.search import MODES, RRF_K, SearchFilters
+from ..retrieval.search import RRF_K, SearchFilters, check_query, file_filter
 from ..retrieval.snippets import SNIPPET_LINES
 from ..storage.protocol import HybridQuery, StoreFilter
 from .texts import TextReader
@@ -40,31 +38,13 @@ def parse_library_ref(ref: str) -> tuple[str, str]:
     return name, path
 
 
-def _paths(ws: "Workspace", flt: SearchFilters) -> list[str] | None:
-    if not flt.include_globs and not flt.exclude_globs:
-        return None
-    paths = ws.manifest.file_paths()
-    if flt.include_globs:
-        spec = pathspec.PathSpec.from_lines("gitignore", flt.include_globs)
-        paths = [p for p in paths if spec.match_file(p)]
-    if flt.exclude_globs:
-        spec = pathspec.PathSpec.from_lines("gitignore", flt.exclude_globs)
-        paths = [p for p in paths if not spec.match_file(p)]
-    return paths
-
-
 def library_search(ws: "Workspace", query: str, *, top_k: int = 12, mode: str = "auto",
                    instruction: str | None = None, filters: dict | None = None) -> dict:
     """One library's ranked results, shaped like a project search answer."""
     from ..indexing.indexer import check_identity
 
     t0 = time.perf_counter()
-    if not isinstance(query, str) or not query.strip():
-        raise ConfigError("query must be a non-empty string")
-    if not isinstance(top_k, int) or not 1 <= top_k <= 100:
-        raise ConfigError("top_k must be an integer between 1 and 100")
-    if mode not in MODES:
-        raise ConfigError(f"mode must be one of {', '.join(MODES)}")
+    check_query(query, top_k, mode)
     flt = SearchFilters.from_dict(filters)  # branch: libraries have none, ignored
     check_identity(ws, adopt=False)
     name = ws.library.name
@@ -78,7 +58,7 @@ def library_search(ws: "Workspace", query: str, *, top_k: int = 12, mode: str = 
         except (BackendUnavailable, EmbeddingError) as exc:
             status = "degraded"
             notes.append(f"library {name}: embedder unavailable ({exc}); lexical results only")
-    store_filter = StoreFilter(workspace_id=ws.workspace_id, file_paths=_paths(ws, flt), languages=flt.languages,
+    store_filter = StoreFilter(workspace_id=ws.workspace_id, file_paths=file_filter(ws, flt), languages=flt.languages,
                                chunk_kinds=flt.chunk_kinds)
     hq = HybridQuery(sparse=sparse.embed_query(query), dense=dense_vec, filter=store_filter,
                      limit=max(30, top_k * 3), prefetch_limit=max(100, top_k * 8), rrf_k=RRF_K)

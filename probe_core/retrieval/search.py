@@ -101,7 +101,17 @@ class _Range:
         return self.hits[0]
 
 
-def _file_filter(ws: Workspace, flt: SearchFilters) -> list[str] | None:
+def check_query(query: str, top_k: int, mode: str) -> None:
+    """The arguments every search checks (a project's and a library's)."""
+    if not isinstance(query, str) or not query.strip():
+        raise ConfigError("query must be a non-empty string")
+    if not isinstance(top_k, int) or not 1 <= top_k <= 100:
+        raise ConfigError("top_k must be an integer between 1 and 100")
+    if mode not in MODES:
+        raise ConfigError(f"mode must be one of {', '.join(MODES)}")
+
+
+def file_filter(ws: Workspace, flt: SearchFilters) -> list[str] | None:
     """Globs become an exact list of indexed paths, so the store filters them itself."""
     if not flt.include_globs and not flt.exclude_globs:
         return None
@@ -168,12 +178,7 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
            filters: dict | SearchFilters | None = None) -> SearchResponse:
     """Answer a natural-language or identifier query over the workspace's index."""
     t0 = time.perf_counter()
-    if not isinstance(query, str) or not query.strip():
-        raise ConfigError("query must be a non-empty string")
-    if not isinstance(top_k, int) or not 1 <= top_k <= 100:
-        raise ConfigError("top_k must be an integer between 1 and 100")
-    if mode not in MODES:
-        raise ConfigError(f"mode must be one of {', '.join(MODES)}")
+    check_query(query, top_k, mode)
     flt = filters if isinstance(filters, SearchFilters) else SearchFilters.from_dict(filters)
     flt = dataclasses.replace(flt, branch=_resolve_branch(ws, flt.branch))
     from ..indexing.indexer import check_identity
@@ -248,7 +253,7 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
             status, cacheable = "degraded", False
             notes.append(f"embedder unavailable ({exc}); lexical (BM25) results only")
     store_filter = StoreFilter(
-        workspace_id=ws.workspace_id, file_paths=_file_filter(ws, flt), languages=flt.languages,
+        workspace_id=ws.workspace_id, file_paths=file_filter(ws, flt), languages=flt.languages,
         chunk_kinds=flt.chunk_kinds, branch=flt.branch,
     )
     hq = HybridQuery(sparse=sparse.embed_query(query), dense=dense_vec, filter=store_filter,

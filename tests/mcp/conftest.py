@@ -1,8 +1,6 @@
 """Helpers: `probe mcp` as a real subprocess, driven by the MCP SDK's stdio client."""
 from __future__ import annotations
 
-import hashlib
-
 import os
 import sys
 import time
@@ -13,6 +11,8 @@ import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.types import CallToolResult
+
+from ..indexing.test_indexer import expected_ids  # the ids a correct index holds
 
 FAST_ENV = {
     "PROBE_DEBOUNCE_S": "0.5",
@@ -77,21 +77,6 @@ async def search(client: Client, query: str, **kwargs) -> dict:
     r = await call(client, "search", {"query": query, **kwargs})
     assert not r.is_error, r.content[0].text
     return r.structured_content
-
-
-def expected_ids(ws) -> set[str]:
-    """The exact point ids a correct index of the tree holds, computed independently."""
-    from probe_core.chunking import chunk_file
-    from probe_core.scan import read_text, scan_files
-    from probe_core.workspace import point_id
-
-    out = set()
-    for f in scan_files(ws.root).files:
-        text = read_text(ws.root, f.path)
-        version = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
-        for c in chunk_file(f.path, text):
-            out.add(point_id(ws.workspace_id, f.path, c.start_line, c.end_line, version))
-    return out
 
 
 def assert_index_exact(root: Path, timeout: float = 30) -> None:
