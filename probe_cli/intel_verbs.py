@@ -36,32 +36,43 @@ def _print_items(result: dict) -> None:
         print("  … truncated (raise --max-results / --max-tokens)")
 
 
-def cmd_intel(args) -> int:
-    from probe_core import intel
+TOOLS = {"map": "map_code", "callers": "find_callers", "callees": "find_callees", "refs": "find_references",
+         "impls": "find_implementations", "impact": "impact_analysis"}
 
-    ws = _workspace(args)
-    try:
-        if args.command == "map":
-            result = intel.map_code(ws, args.path, depth=args.depth, detail=args.detail,
-                                    language=args.language, max_tokens=args.max_tokens).to_dict()
-            print(json.dumps(result, indent=2) if args.json else result["text"])
-            return 0
-        common = dict(symbol=args.symbol, file=args.file, line=args.line, max_results=args.max_results,
-                      max_tokens=args.max_tokens)
-        if args.command == "callers":
-            out = intel.find_callers(ws, depth=args.depth, **common)
-        elif args.command == "callees":
-            out = intel.find_callees(ws, depth=args.depth, **common)
-        elif args.command == "refs":
-            out = intel.find_references(ws, include_declaration=args.include_declaration, **common)
-        elif args.command == "impls":
-            out = intel.find_implementations(ws, **common)
-        else:
-            out = intel.impact_analysis(ws, depth=args.depth, **common)
-        result = out.to_dict()
-    finally:
-        ws.close()
-    if args.json:
+
+def _tool_args(args) -> dict:
+    """The verb's flags as the tool's keyword arguments (the MCP tools take the same)."""
+    if args.command == "map":
+        return dict(path=args.path, depth=args.depth, detail=args.detail, language=args.language,
+                    max_tokens=args.max_tokens)
+    out = dict(symbol=args.symbol, file=args.file, line=args.line, max_results=args.max_results,
+               max_tokens=args.max_tokens)
+    if args.command in ("callers", "callees", "impact"):
+        out["depth"] = args.depth
+    if args.command == "refs":
+        out["include_declaration"] = args.include_declaration
+    return out
+
+
+def cmd_intel(args) -> int:
+    """Answered by the running owner when there is one (warm), else from the symbol graph here."""
+    from . import owner_verbs
+
+    root = Path(getattr(args, "root", None) or os.getcwd())
+    tool, kwargs = TOOLS[args.command], _tool_args(args)
+    result = owner_verbs.call_owner(root, "intel", tool, kwargs)
+    if result is None:
+        from probe_core.engine.answers import intel_answer
+
+        ws = _workspace(args)
+        try:
+            result = intel_answer(ws, tool, kwargs)
+        finally:
+            ws.close()
+        owner_verbs.start_after_cold_answer(root)
+    if args.command == "map":
+        print(json.dumps(result, indent=2) if args.json else result["text"])
+    elif args.json:
         print(json.dumps(result, indent=2))
     else:
         _print_items(result)

@@ -29,103 +29,6 @@ def cmd_init(args) -> int:
     return 0
 
 
-def cmd_index(args) -> int:
-    """Index in this process under the workspace's engine lock, or, when a ``probe mcp`` owns the
-    workspace, ask it to rescan. While indexing here the lock is held and no RPC is served, so this
-    process publishes itself in engine.json (role ``cli-index``): other clients then say who is busy."""
-    import time
-
-    from probe_core import Workspace
-    from probe_core.engine.lock import EngineLock, cli_indexer_pid, cli_indexing_message
-    from probe_core.engine.settings import EngineSettings
-    from probe_core.errors import BackendUnavailable, IndexLocked
-
-    ws = Workspace.open(_root(args))
-    lock = EngineLock(ws.probe_dir)  # held while indexing: a `probe mcp` started meanwhile waits
-    deadline = time.monotonic() + EngineSettings.from_env().attach_timeout_s
-    try:
-        while True:
-            if lock.try_acquire():
-                return _index_here(args, ws)
-            indexer = cli_indexer_pid(ws.probe_dir)
-            if indexer is not None:  # another `probe index`: it serves no RPC to ask
-                raise IndexLocked(cli_indexing_message(indexer))
-            if args.rebuild:
-                raise IndexLocked("--rebuild needs the index to itself: stop the running `probe mcp` "
-                                  "(your editor's Probe server) first")
-            # a running `probe mcp` owns the index: it does the scan
-            done = _index_via_owner(args, ws)
-            if done is not None:
-                return done
-            # nobody answered: the owner exited since (the lock is free on the next try), is still
-            # starting, or a short-lived CLI holds the lock (`probe search`): try again
-            if time.monotonic() >= deadline:
-                raise BackendUnavailable(f"another Probe process holds {lock.path} but does not answer; "
-                                         "if it is stuck, stop it")
-            time.sleep(0.1)
-    finally:
-        ws.close()  # the store is closed before the lock goes: the next owner can open it
-        lock.release()
-
-
-def _index_here(args, ws) -> int:
-    """Index ``ws`` in this process; the caller holds the engine lock."""
-    from probe_core import index_workspace
-    from probe_core.engine.lock import clear_indexer_info, write_indexer_info
-    from probe_core.indexing.indexer import rebuild
-    from probe_core.registry import note_seen
-
-    from .render import IndexProgressView, print_index_report
-
-    write_indexer_info(ws.probe_dir)
-    try:
-        if args.rebuild:
-            rebuild(ws)
-        with IndexProgressView(enabled=not args.json and not args.quiet) as view:
-            report = index_workspace(ws, progress=view.update, dense=not args.lexical_only)
-        note_seen(ws)  # the workspace registry (`probe prune`)
-        if args.json:
-            print(json.dumps(report.to_dict(), indent=2))
-        elif not args.quiet:
-            print_index_report(report, ws)
-    finally:
-        clear_indexer_info(ws.probe_dir)  # while the lock is still held
-    return 0
-
-
-def _index_via_owner(args, ws) -> int | None:
-    """``probe index`` while ``probe mcp`` owns the workspace: ask that process for a full scan.
-    None when no owner answered (it may have exited since the lock was tried): the caller retries.
-
-    ``--lexical-only`` does not apply here: the owner scans lexically, answers, and fills dense
-    vectors in the background as it always does."""
-    from probe_core.engine.client import AttachedEngine
-    from probe_core.engine.lock import read_owner_info
-    from probe_core.engine.rpc import OwnerUnavailable
-    from probe_core.engine.settings import EngineSettings
-    from probe_core.registry import note_seen
-
-    # AttachedEngine, not EngineHandle: the handle would take the lock over by itself and scan with
-    # defaults (dense, no registry record, reported as if an owner had done it)
-    engine = AttachedEngine(ws.root, rpc_timeout_s=EngineSettings.from_env().rpc_timeout_s)
-    try:
-        out = engine.rescan()
-    except OwnerUnavailable:
-        return None
-    try:
-        owner = engine.index_status().get("owner_pid")
-    except OwnerUnavailable:  # it scanned, then exited
-        owner = read_owner_info(ws.probe_dir).get("pid")
-    note_seen(ws)  # the workspace registry (`probe prune`), as the direct path does
-    if args.json:
-        print(json.dumps({**out, "owner_pid": owner}, indent=2))
-    elif not args.quiet:
-        print(f"a running probe mcp (pid {owner}) owns this index and rescanned it: {out['files_indexed']} files "
-              f"indexed ({out['chunks_indexed']} chunks), {out['files_unchanged']} unchanged, "
-              f"{out['files_deleted']} deleted; generation {out['generation']}. Dense vectors follow in that process.")
-    return 0
-
-
 def _response_from_dict(data: dict):
     """An engine's search answer (a dict, possibly from the owner process) as the CLI renders it."""
     from probe_core import SearchResponse, SearchResult
@@ -140,10 +43,9 @@ def _response_from_dict(data: dict):
 
 
 def cmd_search(args) -> int:
-    """Search through the same engine as the MCP tool: in-process, or via a running ``probe mcp``."""
-    from probe_core.engine import open_engine
-
-    from .render import print_search
+    """Search through the same engine as the MCP tool: via the running owner (``probe mcp`` or the
+    daemon) when there is one, else in-process (and then the daemon starts for the next calls)."""
+    from . import owner_verbs
 
     filters = {}
     if args.language:
@@ -156,30 +58,46 @@ def cmd_search(args) -> int:
         filters["exclude_globs"] = args.exclude
     if args.branch:
         filters["branch"] = args.branch
-    from probe_core.libraries import LibraryPool, search_sources
+    query = dict(top_k=args.top_k, mode=args.mode, instruction=args.instruction, filters=filters or None,
+                 max_tokens=args.max_tokens)
+    data = None if args.include_libraries else owner_verbs.call_owner(_root(args), "search", args.query, **query)
+    if data is not None:
+        from probe_core.engine.answers import mark_project
 
-    # the project, and with --include-libraries the reference libraries too, fused by rank
-    with open_engine(_root(args), background=False) as engine, LibraryPool(background=False) as libraries:
-        data = search_sources(engine, libraries, args.query, top_k=args.top_k, mode=args.mode,
-                              instruction=args.instruction, filters=filters or None, max_tokens=args.max_tokens,
-                              include_libraries=args.include_libraries)
+        mark_project(data)
+    else:
+        from probe_core.engine import open_engine
+        from probe_core.libraries import LibraryPool, search_sources
+
+        # the project, and with --include-libraries the reference libraries too, fused by rank
+        with open_engine(_root(args), background=False) as engine, LibraryPool(background=False) as libraries:
+            data = search_sources(engine, libraries, args.query, include_libraries=args.include_libraries, **query)
+            cold = engine.role == "direct"
+        if cold:
+            owner_verbs.start_after_cold_answer(_root(args))
     if args.json:
         print(json.dumps(data, indent=2))
     else:
+        from .render import print_search
+
         print_search(_response_from_dict(data))
     return 0
 
 
 def cmd_status(args) -> int:
-    from probe_core.engine import open_engine
+    from . import owner_verbs
 
-    from .render import print_status
+    st = owner_verbs.call_owner(_root(args), "index_status")
+    if st is None:
+        from probe_core.engine import open_engine
 
-    with open_engine(_root(args), background=False) as engine:
-        st = engine.index_status()
+        with open_engine(_root(args), background=False) as engine:
+            st = engine.index_status()
     if args.json:
         print(json.dumps(st, indent=2))
     else:
+        from .render import print_status
+
         print_status(st)
     return 0
 
@@ -218,12 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--preset", choices=["embedded", "lite", "balanced", "pro"])
     sp.set_defaults(func=cmd_init)
 
-    sp = with_root(sub.add_parser("index", help="index (incrementally) and block until done"))
-    sp.add_argument("--rebuild", action="store_true", help="drop the index and re-embed everything")
-    sp.add_argument("--lexical-only", action="store_true", help="stop after BM25; dense vectors stay queued")
-    sp.add_argument("--json", action="store_true", help="print the index report as JSON")
-    sp.add_argument("--quiet", "-q", action="store_true")
-    sp.set_defaults(func=cmd_index)
+    from . import index_verbs
+
+    index_verbs.register(sub)  # index [--wait|--background]
 
     sp = with_root(sub.add_parser("search", help="hybrid search over the index"))
     sp.add_argument("query")
@@ -259,7 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="pass this --root to the server instead of relying on the client's working directory")
     sp.set_defaults(func=cmd_install_mcp)
 
-    from . import intel_verbs, library_verbs, memory_verbs, prune_verbs, stack_verbs
+    from . import intel_verbs, library_verbs, memory_verbs, owner_verbs, prune_verbs, stack_verbs
+
+    owner_verbs.register(sub)  # stop
 
     stack_verbs.register(sub)  # doctor, up, down
     intel_verbs.register(sub)  # map, callers, callees, refs, impls, impact

@@ -1,10 +1,11 @@
 """Human output for the CLI (rich). JSON output never goes through here."""
 from __future__ import annotations
 
+import sys
 import time
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.syntax import Syntax
 from rich.table import Table
 
@@ -12,38 +13,52 @@ console = Console(stderr=False)
 err_console = Console(stderr=True)
 
 
+def progress_wanted(requested: bool = True) -> bool:
+    """Progress bars only for a person watching: both stdout and stderr on a terminal. Piped or
+    redirected output (``probe index | cat``, an agent's shell, CI logs) gets the final report only."""
+    return requested and sys.stdout.isatty() and sys.stderr.isatty()
+
+
 class IndexProgressView:
-    """A rich progress display fed by ``IndexProgress`` events (files, lexical and dense chunks)."""
+    """A progress display fed by ``IndexProgress`` events: files scanned, chunks stored lexically,
+    chunks embedded, each with its rate and ETA. Off unless a terminal watches (``progress_wanted``);
+    the columns fit an 80-column terminal."""
 
     def __init__(self, enabled: bool = True):
-        self.enabled = enabled
-        self._progress = Progress(TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(),
-                                  TextColumn("{task.fields[rate]}"), TimeElapsedColumn(), console=err_console,
-                                  transient=False)
+        self.enabled = progress_wanted(enabled)
+        self._progress = Progress(TextColumn("{task.description:<14}"), BarColumn(bar_width=None),
+                                  MofNCompleteColumn(), TextColumn("{task.fields[rate]:>7}"),
+                                  TimeRemainingColumn(compact=True, elapsed_when_finished=True),
+                                  console=err_console, transient=False, expand=False)
         self._tasks: dict[str, int] = {}
-        self._t0 = time.perf_counter()
+        self._rates: dict[str, tuple[float, int]] = {}  # task → (time, count) when it started moving
 
     def __enter__(self):
         if self.enabled:
             self._progress.start()
-            self._tasks["files"] = self._progress.add_task("files scanned", total=None, rate="")
-            self._tasks["sparse"] = self._progress.add_task("chunks (BM25)", total=None, rate="")
-            self._tasks["dense"] = self._progress.add_task("chunks (dense)", total=None, rate="")
+            self._tasks["files"] = self._progress.add_task("files", total=None, rate="")
+            self._tasks["sparse"] = self._progress.add_task("chunks lexical", total=None, rate="")
+            self._tasks["dense"] = self._progress.add_task("chunks dense", total=None, rate="")
         return self
 
     def __exit__(self, *exc):
         if self.enabled:
             self._progress.stop()
 
+    def _rate(self, name: str, done: int) -> str:
+        """Items per second since this counter first moved (a resumed run starts from its count)."""
+        now = time.perf_counter()
+        t0, n0 = self._rates.setdefault(name, (now, done))
+        return f"{(done - n0) / (now - t0):.0f}/s" if done > n0 and now - t0 > 0.5 else ""
+
     def update(self, p) -> None:
         if not self.enabled:
             return
         pr = self._progress
-        pr.update(self._tasks["files"], completed=p.files_scanned, total=p.files_total or None)
-        pr.update(self._tasks["sparse"], completed=p.chunks_indexed, total=p.chunks_total or None)
-        elapsed = max(1e-6, time.perf_counter() - self._t0)
-        rate = f"{p.chunks_embedded / elapsed:.0f}/s" if p.phase == "dense" else ""
-        pr.update(self._tasks["dense"], completed=p.chunks_embedded, total=p.chunks_total or None, rate=rate)
+        counts = {"files": (p.files_scanned, p.files_total), "sparse": (p.chunks_indexed, p.chunks_total),
+                  "dense": (p.chunks_embedded, p.chunks_total)}
+        for name, (done, total) in counts.items():
+            pr.update(self._tasks[name], completed=done, total=total or None, rate=self._rate(name, done))
 
 
 def print_index_report(report, ws) -> None:
@@ -83,6 +98,12 @@ def print_status(st: dict) -> None:
                 "dense_coverage", "seconds_since_scan", "backend_reachable", "index_config_mismatch", "interrupted_run"):
         value = st.get(key)
         t.add_row(key, ", ".join(value) if isinstance(value, list) else str(value))
+    if st.get("owner_pid"):  # answered by a running owner: which, and what it is doing
+        t.add_row("owner", f"{st.get('owner_kind') or 'probe mcp'} pid {st['owner_pid']}")
+        t.add_row("indexing_in_progress", str(st.get("indexing_in_progress")))
+        if st.get("indexing_in_progress") and (p := st.get("progress")):
+            t.add_row("progress", f"{p.get('phase')}: {p.get('files_scanned')}/{p.get('files_total')} files, "
+                                  f"{p.get('chunks_embedded')}/{p.get('chunks_total')} chunks embedded")
     console.print(t)
     if st.get("last_error"):
         console.print(f"[red]last error:[/] {st['last_error']}")

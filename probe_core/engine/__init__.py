@@ -33,14 +33,30 @@ the MCP tools, the CLI and an attached process return identical results.
 """
 from __future__ import annotations
 
-from .handle import EngineHandle
-from .protocol import Engine
-from .settings import EngineSettings
+import importlib
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .handle import EngineHandle
+    from .protocol import Engine
+    from .settings import EngineSettings
+
+# Lazy, like ``probe_core``: a CLI call answered by a running owner imports only ``client`` and
+# ``rpc`` (the settings pull in the watcher and pathspec, ~0.15 s of imports it does not need).
+_EXPORTS = {"Engine": "protocol", "EngineHandle": "handle", "EngineSettings": "settings"}
 
 
 def open_engine(root, *, background: bool = True, settings: EngineSettings | None = None) -> EngineHandle:
     """The ``Engine`` for ``root``: owner if nobody else is, attached to the owner otherwise."""
+    from .handle import EngineHandle
+
     return EngineHandle(root, settings, background=background)
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module 'probe_core.engine' has no attribute {name!r}")
 
 
 __all__ = ["Engine", "EngineHandle", "EngineSettings", "open_engine"]

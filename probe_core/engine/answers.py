@@ -102,6 +102,14 @@ def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "au
     return out
 
 
+def mark_project(answer: dict) -> dict:
+    """Say on each result that it comes from the project (libraries' results say their library)."""
+    for r in answer.get("results", []):
+        r.setdefault("collection", "project")
+        r.setdefault("library_name", None)
+    return answer
+
+
 def parse_source(ref: str) -> tuple[str, int | None, int | None]:
     """``src/a.py#L10-L20`` (a search result's ``source``) → ``("src/a.py", 10, 20)``."""
     m = _SOURCE_REF.match(ref)

@@ -9,7 +9,7 @@ from .rpc import rpc_call
 
 
 class AttachedEngine:
-    """Forwards ``search`` / ``open_file`` / ``index_status`` to the workspace's owner process.
+    """Forwards every ``Engine`` call to the workspace's owner process.
 
     Raises ``rpc.OwnerUnavailable`` when no owner answers; ``EngineHandle`` turns that into a
     retry, a takeover, or a clear error.
@@ -52,11 +52,19 @@ class AttachedEngine:
     def index_paths(self, paths: list[str]) -> dict:
         return self._call("index_paths", {"paths": list(paths)})
 
-    def rescan(self) -> dict:
-        return self._call("rescan", {})
+    def rescan(self, timeout: float | None = None) -> dict:
+        """A full scan by the owner, answered when its lexical phase is done (``timeout``: how long
+        the owner waits for it; the connection waits a little longer)."""
+        if timeout is None:
+            return self._call("rescan", {})
+        return rpc_call(self._socket(), "rescan", {"timeout": timeout}, timeout=timeout + 10)
 
     def ping(self) -> dict:
         return self._call("ping", {})
+
+    def shutdown(self) -> dict:
+        """Ask a daemon owner to exit (``probe stop``); a ``probe mcp`` owner refuses."""
+        return self._call("shutdown", {})
 
     def close(self) -> None:
         return None

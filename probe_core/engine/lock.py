@@ -99,10 +99,12 @@ def socket_path_for(probe_dir: Path) -> Path:
     return path
 
 
-def write_owner_info(probe_dir: Path, socket_path: Path) -> None:
-    """Publish the owner's pid and socket for attached processes (atomic replace)."""
-    _write_info(probe_dir, {"pid": os.getpid(), "role": "owner", "socket": str(socket_path), "protocol": RPC_PROTOCOL,
-                            "started_at": time.time()})
+def write_owner_info(probe_dir: Path, socket_path: Path, kind: str = "mcp") -> None:
+    """Publish the owner's pid, socket and kind for attached processes (atomic replace). ``kind``:
+    ``mcp`` (a ``probe mcp`` an editor runs) or ``daemon`` (the background owner the CLI starts,
+    which ``probe stop`` may end)."""
+    _write_info(probe_dir, {"pid": os.getpid(), "role": "owner", "kind": kind, "socket": str(socket_path),
+                            "protocol": RPC_PROTOCOL, "started_at": time.time()})
 
 
 def write_indexer_info(probe_dir: Path) -> None:

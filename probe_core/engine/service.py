@@ -52,8 +52,9 @@ class OwnerEngine:
     role = "owner"
 
     def __init__(self, root: Path | str, settings: EngineSettings | None = None, *, serve_rpc: bool = True,
-                 probe_dir: Path | None = None):
+                 probe_dir: Path | None = None, kind: str = "mcp"):
         self.root = Path(os.path.realpath(root))
+        self.kind = kind  # mcp | daemon (``daemon.py``): published in engine.json and index_status
         self._own_probe_dir = probe_dir  # None: root/.probe (a project); set: a library's index dir
         self.probe_dir = Path(probe_dir) if probe_dir is not None else self.root / ".probe"
         self.settings = settings or EngineSettings.from_env()
@@ -81,6 +82,8 @@ class OwnerEngine:
         self._scans_completed = 0
         self._last_report: dict | None = None
         self._started_at = time.time()
+        self._last_activity = time.monotonic()  # last RPC request or finished piece of work (idle exit)
+        self.shutdown_requested = threading.Event()  # a daemon's ``probe stop``
         self._seen_at = time.monotonic()  # the heartbeat's last registry record (_open_backends records too)
         self._warmed = False
         self._worker: threading.Thread | None = None
@@ -98,7 +101,7 @@ class OwnerEngine:
             self.socket_path = socket_path_for(self.probe_dir)
             self._rpc = RpcServer(self.socket_path, self.dispatch)
             self._rpc.start()
-            write_owner_info(self.probe_dir, self.socket_path)
+            write_owner_info(self.probe_dir, self.socket_path, kind=self.kind)
         self._worker = threading.Thread(target=self._work, name="probe-indexer", daemon=True)
         self._worker.start()
         return self
@@ -291,6 +294,7 @@ class OwnerEngine:
             self._last_report["errors"] = [{"path": p, "error": e} for p, e in report.errors[:10]]
             self._dense_pending = True
             self._progress.phase = "dense"
+            self._last_activity = time.monotonic()
         self._healthy()
         self._first_scan_done.set()
         _note_seen(ws, min_interval_s=300.0)
@@ -337,6 +341,7 @@ class OwnerEngine:
                 with self._state:
                     self._dense_pending = False
                     self._progress.chunks_embedded = remaining["chunks_dense"]
+                    self._last_activity = time.monotonic()
 
     def _should_yield(self) -> bool:
         self._heartbeat()  # a long dense fill must not look like an abandoned workspace
@@ -461,6 +466,14 @@ class OwnerEngine:
             raise exc if isinstance(exc, ProbeError) else ProbeError(f"indexing failed: {exc}")
         return box["report"]
 
+    def idle_seconds(self) -> float:
+        """How long this engine has had nothing to do: no indexing, no search running, no RPC request.
+        0 while it works. The daemon exits when this passes its idle timeout."""
+        with self._state:
+            if self._indexing_in_progress() or self._searches:
+                return 0.0
+            return time.monotonic() - self._last_activity
+
     def _indexing_in_progress(self) -> bool:
         return (not self._first_scan_done.is_set() or self._scanning or self._scan_requested()
                 or self._dense_pending)
@@ -479,6 +492,7 @@ class OwnerEngine:
                 "role": self.role,
                 "pid": os.getpid(),
                 "owner_pid": os.getpid(),
+                "owner_kind": self.kind,
                 "indexing_in_progress": self._indexing_in_progress(),
                 "first_scan_done": self._first_scan_done.is_set(),
                 "progress": {"phase": p.phase, "files_scanned": p.files_scanned, "files_total": p.files_total,
@@ -507,8 +521,19 @@ class OwnerEngine:
                         "pending_changes": 0})
         return out
 
+    def request_shutdown(self) -> dict:
+        """``probe stop``: a daemon finishes the batch in hand and exits (the queue survives in the
+        manifest). A ``probe mcp`` belongs to its editor and refuses."""
+        if self.kind != "daemon":
+            raise ProbeError(f"this workspace is owned by probe mcp (pid {os.getpid()}), run by an editor; "
+                             "it stops when the editor closes it")
+        self.shutdown_requested.set()
+        return {"pid": os.getpid(), "stopping": True}
+
     def dispatch(self, method: str, params: dict) -> object:
-        """The RPC entry point: attached processes call the same three methods."""
+        """The RPC entry point: attached processes call the same methods as the faces."""
+        with self._state:
+            self._last_activity = time.monotonic()
         if method == "search":
             return self.search(**params)
         if method == "open_file":
@@ -522,8 +547,10 @@ class OwnerEngine:
         if method == "index_paths":
             return self.index_paths(list(params["paths"]))
         if method == "rescan":
-            return self.rescan()
+            return self.rescan(timeout=params.get("timeout"))
         if method == "ping":
-            return {"pid": os.getpid(), "root": str(self.root)}
+            return {"pid": os.getpid(), "root": str(self.root), "kind": self.kind}
+        if method == "shutdown":
+            return self.request_shutdown()
         raise ProbeError(f"unknown engine method {method!r}")
 

@@ -16,6 +16,8 @@ Every value has a default sized for a developer machine; tests shorten the timer
 | ``PROBE_TAKEOVER_POLL_S`` | ``0.5`` | how often an attached process checks whether the owner is gone |
 | ``PROBE_MAX_TOKENS`` | ``6000`` | default token budget of an MCP ``search`` answer |
 | ``PROBE_RECORD_INTERVAL_S`` | ``300`` | owner heartbeat: re-record the workspace (``probe prune``); at most 300 |
+| ``PROBE_DAEMON_IDLE_S`` | ``600`` | the background owner (``probe index --background``) exits after this long with nothing to do |
+| ``PROBE_DAEMON`` | ``1`` | ``0``: a CLI call that answered by itself does not start the background owner |
 """
 from __future__ import annotations
 
@@ -59,6 +61,7 @@ class EngineSettings:
     ready_timeout_s: float = 30.0  # a search waits this long for the index to open (model load, shard open)
     default_max_tokens: int = 6000
     record_interval_s: float = RECORD_INTERVAL_S  # heartbeat; prune's server floor assumes at most this
+    daemon_idle_s: float = 600.0
 
     def watch_settings(self) -> WatchSettings:
         return WatchSettings(debounce_s=self.debounce_s, max_wait_s=self.max_wait_s, stable_s=self.stable_s,
@@ -81,5 +84,6 @@ class EngineSettings:
             rpc_timeout_s=_float(env, "PROBE_RPC_TIMEOUT_S", d.rpc_timeout_s, 0.1),
             takeover_poll_s=_float(env, "PROBE_TAKEOVER_POLL_S", d.takeover_poll_s, 0.05),
             default_max_tokens=int(_float(env, "PROBE_MAX_TOKENS", d.default_max_tokens, 256)),
+            daemon_idle_s=_float(env, "PROBE_DAEMON_IDLE_S", d.daemon_idle_s, 1.0),
             record_interval_s=min(_float(env, "PROBE_RECORD_INTERVAL_S", d.record_interval_s, 0.1), RECORD_INTERVAL_S),
         )

@@ -15,6 +15,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from typing import Protocol
 
+from ..engine.answers import mark_project as _mark_project
 from ..errors import ConfigError, ProbeError
 from .registry import LibraryError
 
@@ -76,13 +77,6 @@ def rrf_fuse(lists: list[list[dict]], *, k: int = RRF_K, top_k: int) -> list[dic
         r["score"] = round(score, 6)
         out.append(r)
     return out
-
-
-def _mark_project(answer: dict) -> dict:
-    for r in answer.get("results", []):
-        r.setdefault("collection", "project")
-        r.setdefault("library_name", None)
-    return answer
 
 
 def search_sources(project: SearchEngine | None, libraries: LibrarySource | None, query: str, *,

@@ -1,0 +1,294 @@
+"""``probe index``: in this process, through the running owner, or handed to a background owner.
+
+* ``probe index`` (or ``--wait``) blocks until the index is complete, dense vectors included: in
+  this process under the engine lock when nobody owns the workspace; otherwise the owner (a
+  ``probe mcp`` or the daemon) rescans and this process follows its progress to the end. Scripts
+  and the retrieval scorer rely on this.
+* ``probe index --background`` returns as soon as the lexical phase is done (search answers from
+  then on) and leaves the dense phase to the background owner (``probe_core.engine.daemon``),
+  starting it when none runs. The daemon takes the lock itself; this process never holds it, so
+  there is no handover and never two writers.
+"""
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from pathlib import Path
+
+POLL_S = 0.25
+ERROR_GRACE_S = 30.0  # an owner reporting an error this long (it retries meanwhile) ends a wait
+RESCAN_TIMEOUT_S = 3600.0
+
+
+def _root(args) -> Path:
+    return Path(os.path.realpath(args.root or os.getcwd()))
+
+
+def cmd_index(args) -> int:
+    if args.background:
+        return _index_background(args)
+    return _index_blocking(args)
+
+
+# -- blocking --------------------------------------------------------------------------------
+def _index_blocking(args) -> int:
+    """Index in this process under the workspace's engine lock, or, when an owner runs, ask it to
+    rescan and wait for it. While indexing here the lock is held and no RPC is served, so this
+    process publishes itself in engine.json (role ``cli-index``): other clients then say who is busy."""
+    from probe_core import Workspace
+    from probe_core.engine.lock import EngineLock, cli_indexer_pid, cli_indexing_message
+    from probe_core.engine.settings import EngineSettings
+    from probe_core.errors import BackendUnavailable, IndexLocked
+
+    ws = Workspace.open(_root(args))
+    lock = EngineLock(ws.probe_dir)  # held while indexing: a `probe mcp` started meanwhile waits
+    deadline = time.monotonic() + EngineSettings.from_env().attach_timeout_s
+    try:
+        while True:
+            if lock.try_acquire():
+                return _index_here(args, ws)
+            indexer = cli_indexer_pid(ws.probe_dir)
+            if indexer is not None:  # another `probe index`: it serves no RPC to ask
+                raise IndexLocked(cli_indexing_message(indexer))
+            if args.rebuild and _stop_daemon_owner(ws.root):
+                continue  # our own background owner let go: rebuild here
+            if args.rebuild:
+                raise IndexLocked("--rebuild needs the index to itself: stop the running `probe mcp` "
+                                  "(your editor's Probe server) first")
+            # a running owner (`probe mcp` or the daemon) does the scan
+            done = _index_via_owner(args, ws)
+            if done is not None:
+                return done
+            # nobody answered: the owner exited since (the lock is free on the next try), is still
+            # starting, or a short-lived CLI holds the lock (`probe search`): try again
+            if time.monotonic() >= deadline:
+                raise BackendUnavailable(f"another Probe process holds {lock.path} but does not answer; "
+                                         "if it is stuck, stop it")
+            time.sleep(0.1)
+    finally:
+        ws.close()  # the store is closed before the lock goes: the next owner can open it
+        lock.release()
+
+
+def _stop_daemon_owner(root: Path) -> bool:
+    """Stop the daemon if it is what owns ``root`` (True); a ``probe mcp`` is left alone (False)."""
+    from probe_core.engine.daemon import owner_ping, stop_daemon
+
+    owner = owner_ping(root)
+    if owner is None or owner.get("kind") != "daemon":
+        return False
+    stop_daemon(root)
+    return True
+
+
+def _index_here(args, ws) -> int:
+    """Index ``ws`` in this process; the caller holds the engine lock."""
+    from probe_core import index_workspace
+    from probe_core.engine.lock import clear_indexer_info, write_indexer_info
+    from probe_core.indexing.indexer import rebuild
+    from probe_core.registry import note_seen
+
+    from .render import IndexProgressView, print_index_report
+
+    write_indexer_info(ws.probe_dir)
+    try:
+        if args.rebuild:
+            rebuild(ws)
+        with IndexProgressView(enabled=not args.json and not args.quiet) as view:
+            report = index_workspace(ws, progress=view.update, dense=not args.lexical_only)
+        note_seen(ws)  # the workspace registry (`probe prune`)
+        if args.json:
+            print(json.dumps(report.to_dict(), indent=2))
+        elif not args.quiet:
+            print_index_report(report, ws)
+    finally:
+        clear_indexer_info(ws.probe_dir)  # while the lock is still held
+    return 0
+
+
+def _index_via_owner(args, ws) -> int | None:
+    """``probe index`` while another process owns the workspace: it scans, this one waits for the
+    dense vectors too (unless ``--lexical-only``). None when no owner answered (it may have exited
+    since the lock was tried): the caller retries."""
+    from probe_core.engine.client import AttachedEngine
+    from probe_core.engine.rpc import OwnerUnavailable
+    from probe_core.registry import note_seen
+
+    from .render import IndexProgressView
+
+    # AttachedEngine, not EngineHandle: the handle would take the lock over by itself and scan with
+    # defaults (dense, no registry record, reported as if an owner had done it)
+    engine = AttachedEngine(ws.root, rpc_timeout_s=RESCAN_TIMEOUT_S)
+    try:
+        with IndexProgressView(enabled=not args.json and not args.quiet) as view:
+            out = _rescan_following(engine, view)
+            status = engine.index_status() if args.lexical_only else _follow(engine, view, until="dense")
+    except OwnerUnavailable:
+        return None
+    owner = status.get("owner_pid")
+    note_seen(ws)  # the workspace registry (`probe prune`), as the direct path does
+    if args.json:
+        print(json.dumps({**out, "owner_pid": owner, "owner_kind": status.get("owner_kind"),
+                          "chunks_embedded": status.get("chunks_embedded"),
+                          "dense_coverage": status.get("dense_coverage")}, indent=2))
+    elif not args.quiet:
+        dense = ("dense vectors follow in that process" if args.lexical_only
+                 else f"dense vectors {status.get('chunks_embedded')}/{status.get('chunks_indexed')}")
+        print(f"the running {_owner_name(status)} (pid {owner}) owns this index and rescanned it: "
+              f"{out['files_indexed']} files indexed ({out['chunks_indexed']} chunks), {out['files_unchanged']} "
+              f"unchanged, {out['files_deleted']} deleted; generation {out['generation']}; {dense}.")
+    return 0
+
+
+def _owner_name(status: dict) -> str:
+    return "Probe daemon" if status.get("owner_kind") == "daemon" else "probe mcp"
+
+
+# -- following an owner's progress ----------------------------------------------------------------
+def _progress_of(status: dict):
+    from probe_core.records import IndexProgress
+
+    p = status.get("progress") or {}
+    return IndexProgress(phase=p.get("phase", "idle"), files_scanned=p.get("files_scanned", 0),
+                         files_total=p.get("files_total", 0), chunks_indexed=p.get("chunks_indexed", 0),
+                         chunks_embedded=p.get("chunks_embedded", 0), chunks_total=p.get("chunks_total", 0))
+
+
+def _rescan_following(engine, view) -> dict:
+    """The owner's full scan (returns when its lexical phase is done), its progress shown meanwhile."""
+    box: dict = {}
+
+    def scan():
+        try:
+            box["report"] = engine.rescan(timeout=RESCAN_TIMEOUT_S)
+        except BaseException as exc:  # re-raised on the calling thread
+            box["error"] = exc
+
+    worker = threading.Thread(target=scan, name="probe-rescan", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(POLL_S)
+        if view.enabled and worker.is_alive():
+            try:
+                view.update(_progress_of(engine.index_status()))
+            except Exception:  # progress is cosmetic; the scan's own answer decides
+                pass
+    if "error" in box:
+        raise box["error"]
+    return box["report"]
+
+
+def _follow(engine, view, *, until: str) -> dict:
+    """Poll the owner's status, feeding ``view``, until the lexical index (``until="lexical"``) or
+    everything (``"dense"``) is done; returns the last status. An index-identity mismatch, or an
+    error the owner keeps reporting for ``ERROR_GRACE_S``, ends the wait with that error."""
+    from probe_core.errors import IndexConfigMismatch, ProbeError
+
+    erring_since = None
+    while True:
+        status = engine.index_status()
+        view.update(_progress_of(status))
+        if status.get("index_config_mismatch"):
+            raise IndexConfigMismatch(status.get("last_error") or "index configuration mismatch")
+        done = status.get("first_scan_done") if until == "lexical" else not status.get("indexing_in_progress")
+        if done:
+            return status
+        if status.get("last_error"):
+            erring_since = erring_since or time.monotonic()
+            if time.monotonic() - erring_since >= ERROR_GRACE_S:
+                raise ProbeError(f"indexing is stuck in pid {status.get('owner_pid')}: {status['last_error']}")
+        else:
+            erring_since = None
+        time.sleep(POLL_S)
+
+
+# -- background --------------------------------------------------------------------------------
+def _index_background(args) -> int:
+    """Lexical phase now (through the owner, started here if none runs), dense phase left to it."""
+    from probe_core.config import init_workspace
+    from probe_core.engine.client import AttachedEngine
+    from probe_core.engine.daemon import owner_ping, spawn_daemon, wait_until_serving
+    from probe_core.engine.lock import cli_indexer_pid, cli_indexing_message
+    from probe_core.engine.settings import EngineSettings
+    from probe_core.errors import IndexLocked
+    from probe_core.registry import note_seen
+
+    from .render import IndexProgressView
+
+    root = _root(args)
+    init_workspace(root)  # a clear error for a missing folder or a broken config, before any process starts
+    if args.rebuild:
+        _rebuild_first(root)
+    settings = EngineSettings.from_env()
+    owner = owner_ping(root)
+    if owner is None:
+        indexer = cli_indexer_pid(root / ".probe")
+        if indexer is not None:
+            raise IndexLocked(cli_indexing_message(indexer))
+        owner = wait_until_serving(root, spawn_daemon(root), timeout=settings.attach_timeout_s)
+    engine = AttachedEngine(root, rpc_timeout_s=RESCAN_TIMEOUT_S)
+    with IndexProgressView(enabled=not args.json and not args.quiet) as view:
+        out = _rescan_following(engine, view)
+        status = engine.index_status()
+        view.update(_progress_of(status))
+    from probe_core import Workspace
+
+    ws = Workspace.open(root, create=False)  # config only: the registry record, no store or model
+    try:
+        note_seen(ws)
+    finally:
+        ws.close()
+    if args.json:
+        print(json.dumps({**out, "owner_pid": status.get("owner_pid"), "owner_kind": status.get("owner_kind"),
+                          "chunks_embedded": status.get("chunks_embedded"),
+                          "dense_coverage": status.get("dense_coverage"), "background": True}, indent=2))
+    elif not args.quiet:
+        left = (status.get("chunks_indexed") or 0) - (status.get("chunks_embedded") or 0)
+        print(f"indexed {out['files_indexed']} files ({out['chunks_indexed']} chunks), {out['files_unchanged']} "
+              f"unchanged, {out['files_deleted']} deleted: search works now (lexical).")
+        if left > 0:
+            print(f"dense vectors: {status.get('chunks_embedded')}/{status.get('chunks_indexed')} chunks, filling in "
+                  f"in the background ({_owner_name(status)}, pid {owner.get('pid')}); `probe index --wait` waits, "
+                  "`probe status` shows progress, `probe stop` ends it.")
+    return 0
+
+
+def _rebuild_first(root: Path) -> None:
+    """``--background --rebuild``: drop the index here, under the lock, before the daemon starts."""
+    from probe_core import Workspace
+    from probe_core.engine.lock import EngineLock
+    from probe_core.errors import IndexLocked
+    from probe_core.indexing.indexer import rebuild
+
+    lock = EngineLock(root / ".probe")
+    if not lock.try_acquire() and not (_stop_daemon_owner(root) and lock.try_acquire()):
+        raise IndexLocked("--rebuild needs the index to itself: stop the running `probe mcp` "
+                          "(your editor's Probe server) first")
+    try:
+        ws = Workspace.open(root)
+        try:
+            rebuild(ws)
+        finally:
+            ws.close()
+    finally:
+        lock.release()
+
+
+def register(subparsers) -> None:
+    """Add ``probe index`` to ``probe``'s subparsers."""
+    import argparse
+
+    sp = subparsers.add_parser("index", help="index (incrementally); blocks until done unless --background")
+    sp.add_argument("--root", default=argparse.SUPPRESS, help="workspace root (default: current directory)")
+    mode = sp.add_mutually_exclusive_group()
+    mode.add_argument("--wait", action="store_true",
+                      help="block until dense vectors are complete too (the default), following a running owner")
+    mode.add_argument("--background", action="store_true",
+                      help="return once lexical search works; a background owner fills dense vectors")
+    sp.add_argument("--rebuild", action="store_true", help="drop the index and re-embed everything")
+    sp.add_argument("--lexical-only", action="store_true", help="stop after BM25; dense vectors stay queued")
+    sp.add_argument("--json", action="store_true", help="print the index report as JSON")
+    sp.add_argument("--quiet", "-q", action="store_true")
+    sp.set_defaults(func=cmd_index)

@@ -1,0 +1,84 @@
+"""The CLI's side of a running owner: answer through it (the warm path), start the background owner
+after a cold answer, and ``probe stop``.
+
+Warm path: when a ``probe mcp`` or the background daemon owns the workspace, a CLI verb is one RPC
+over the owner's Unix socket. This module imports only ``probe_core.engine.client`` (``json``,
+``socket``): no model, no store, no tree-sitter, no settings, so the process costs Python's start
+plus a round trip. Anything unusual (no owner, an owner that just went away, ``probe index``
+holding the lock) falls back to the full path, which knows every case.
+"""
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+DEFAULT_RPC_TIMEOUT_S = 120.0
+
+
+def _rpc_timeout() -> float:
+    # EngineSettings validates this variable; importing it here would cost the imports this path avoids
+    try:
+        return max(0.1, float(os.environ.get("PROBE_RPC_TIMEOUT_S") or DEFAULT_RPC_TIMEOUT_S))
+    except ValueError:
+        return DEFAULT_RPC_TIMEOUT_S
+
+
+def call_owner(root: Path | str, method: str, *args, **kwargs):
+    """``method`` answered by the process that owns ``root``'s index, or None when no owner answers
+    (the caller then takes the full path). An owner's error answer raises its ``ProbeError``."""
+    if not (Path(root) / ".probe" / "engine.json").exists():  # no owner ever published itself here
+        return None
+    from probe_core.engine.client import AttachedEngine
+    from probe_core.engine.rpc import OwnerUnavailable
+
+    try:
+        return getattr(AttachedEngine(root, rpc_timeout_s=_rpc_timeout()), method)(*args, **kwargs)
+    except OwnerUnavailable:
+        return None
+
+
+def start_after_cold_answer(root: Path | str) -> None:
+    """After a verb answered in-process (it loaded the model and the store), start the background
+    owner so that the next calls take the warm path. ``PROBE_DAEMON=0`` turns this off. Never fails
+    the verb that already answered."""
+    from probe_core.engine.daemon import auto_start_enabled, spawn_daemon
+    from probe_core.engine.lock import EngineLock
+
+    probe_dir = Path(root) / ".probe"
+    if not auto_start_enabled() or not (probe_dir / "config.json").exists():
+        return
+    try:
+        if not EngineLock(probe_dir).is_free():  # an owner or an indexer holds it: nothing to start
+            return
+        proc = spawn_daemon(root)
+    except OSError as exc:
+        print(f"probe: could not start the background owner: {exc}", file=sys.stderr)
+        return
+    if sys.stderr.isatty():
+        print(f"probe: a background owner (pid {proc.pid}) keeps the index open so the next calls are fast; "
+              "`probe stop` ends it, PROBE_DAEMON=0 stops this", file=sys.stderr)
+
+
+def cmd_stop(args) -> int:
+    """``probe stop``: end this workspace's background owner (the daemon)."""
+    from probe_core.engine.daemon import stop_daemon
+
+    root = Path(args.root or os.getcwd())
+    pid = stop_daemon(root, timeout=args.timeout)
+    if pid is None:
+        print(f"no Probe daemon runs for {root}")
+    else:
+        print(f"stopped the Probe daemon (pid {pid}) of {root}")
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add ``probe stop`` to ``probe``'s subparsers."""
+    import argparse
+
+    sp = subparsers.add_parser("stop", help="stop this workspace's background owner (started by `probe index "
+                                            "--background` or a CLI call)")
+    sp.add_argument("--root", default=argparse.SUPPRESS, help="workspace root (default: current directory)")
+    sp.add_argument("--timeout", type=float, default=30.0, help="seconds to wait for it to exit")
+    sp.set_defaults(func=cmd_stop)
