@@ -95,8 +95,27 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
 
 @pytest.fixture(autouse=True)
 def _isolated_probe_data(tmp_path_factory, monkeypatch):
-    """Keep the project registry (``projects.json``) out of the user's home."""
+    """Keep the project registry (``projects.json``) out of the user's home. A CLI call that answers
+    by itself starts no background owner unless a test asks (``PROBE_DAEMON=1``), and one that a
+    test starts exits soon after its work (``PROBE_DAEMON_IDLE_S``)."""
     monkeypatch.setenv("PROBE_DATA_DIR", str(tmp_path_factory.mktemp("probe-data")))
+    monkeypatch.setenv("PROBE_DAEMON", "0")
+    monkeypatch.setenv("PROBE_DAEMON_IDLE_S", "60")
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_daemon_left_behind(tmp_path_factory):
+    """After the session, stop every background owner still running on a tree the tests made."""
+    yield
+    from probe_core.engine.daemon import stop_daemon
+    from probe_core.engine.lock import read_owner_info
+
+    for info in tmp_path_factory.getbasetemp().rglob(".probe/engine.json"):
+        if read_owner_info(info.parent).get("kind") == "daemon":
+            try:
+                stop_daemon(info.parent.parent, timeout=15)
+            except Exception as exc:  # noqa: BLE001 - report, and go on stopping the others
+                print(f"could not stop the daemon of {info.parent.parent}: {exc}")
 
 
 @pytest.fixture

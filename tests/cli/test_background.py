@@ -1,0 +1,250 @@
+"""`probe index --background`, the background owner (daemon), `probe stop`, and CLI verbs answered
+through a running owner. Real subprocesses, the real model and store, real signals."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from probe_core import Workspace
+from probe_core.engine.daemon import owner_ping
+from probe_core.engine.lock import EngineLock
+
+from ..indexing.test_crash_recovery import _count, make_repo
+from ..indexing.test_indexer import assert_exact
+
+PROBE = [sys.executable, "-m", "probe_cli"]
+
+
+def probe(root: Path, *args: str, timeout: float = 300, **env: str) -> subprocess.CompletedProcess:
+    # capture_output waits for EOF on both pipes: a daemon that inherited them would hang this call
+    return subprocess.run([*PROBE, *args, "--root", str(root)], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **env})
+
+
+def wait_for(check, timeout: float, what: str):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    # a zombie (exited, not reaped by its parent) counts as gone
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().split(")")[-1].split()[0] == "Z"
+
+
+def check_exact(root: Path) -> dict:
+    """With no owner left: store == manifest == the files' chunks; returns the manifest counts."""
+    lock = EngineLock(root / ".probe")
+    wait_for(lock.try_acquire, 30, "the workspace lock")
+    try:
+        ws = Workspace.open(root, create=False)
+        try:
+            assert_exact(ws)
+            assert ws.manifest.get_meta("index_dirty") == "0"
+            return ws.manifest.counts()
+        finally:
+            ws.close()
+    finally:
+        lock.release()
+
+
+def test_background_answers_at_once_then_wait_completes_and_stop_ends_it(tmp_path):
+    root = make_repo(tmp_path / "repo", 120)
+    t0 = time.monotonic()
+    out = probe(root, "index", "--background", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert report["background"] is True and report["owner_kind"] == "daemon"
+    assert report["files_indexed"] == 120 and out.stderr == ""  # not a terminal: no progress
+    daemon = report["owner_pid"]
+    assert daemon != os.getpid() and owner_ping(root)["pid"] == daemon
+    print(f"\n--background returned after {time.monotonic() - t0:.1f} s")
+
+    # every chunk is searchable lexically now, while dense vectors are still being made
+    st = json.loads(probe(root, "status", "--json").stdout)
+    assert st["role"] == "attached" and st["owner_pid"] == daemon and st["owner_kind"] == "daemon"
+    assert st["chunks_indexed"] == report["chunks_indexed"] and st["chunks_embedded"] < st["chunks_indexed"]
+    hits = json.loads(probe(root, "search", "Worker17 compute_17 LIMIT_17", "--json").stdout)["results"]
+    # the lexical side has it first; the fused order still moves while dense vectors fill in
+    assert [h["path"] for h in hits if h["signals"]["bm25_rank"] == 1] == ["pkg7/mod_17.py"]
+
+    out = probe(root, "index", "--wait", "--json")
+    assert out.returncode == 0, out.stderr
+    done = json.loads(out.stdout)
+    assert done["owner_pid"] == daemon and done["dense_coverage"] == 1.0 and done["files_unchanged"] == 120
+    st = json.loads(probe(root, "status", "--json").stdout)
+    assert st["indexing_in_progress"] is False and st["chunks_embedded"] == st["chunks_indexed"]
+
+    out = probe(root, "stop")
+    assert out.returncode == 0 and f"stopped the Probe daemon (pid {daemon})" in out.stdout
+    assert EngineLock(root / ".probe").is_free() and wait_for(lambda: gone(daemon), 10, "the daemon to exit")
+    assert "no Probe daemon runs" in probe(root, "stop").stdout
+    counts = check_exact(root)
+    assert counts["chunks_dense"] == counts["chunks"]
+
+
+def test_kill_9_of_the_background_owner_mid_dense_then_index_is_exact(tmp_path):
+    root = make_repo(tmp_path / "repo", 60)
+    out = probe(root, "index", "--background", "--json")
+    assert out.returncode == 0, out.stderr
+    daemon = json.loads(out.stdout)["owner_pid"]
+    db = root / ".probe" / "manifest.sqlite"
+    wait_for(lambda: _count(db, "SELECT COUNT(*) FROM chunks WHERE has_dense=1") >= 32, 120, "dense vectors")
+    os.kill(daemon, signal.SIGKILL)
+    wait_for(lambda: gone(daemon), 10, "the daemon to die")
+    ws = Workspace.open(root)
+    try:
+        counts = ws.manifest.counts()
+        assert 0 < counts["chunks_dense"] < counts["chunks"], counts  # killed mid-dense
+    finally:
+        ws.close()
+
+    out = probe(root, "index", "--json")  # blocking, in this process: the lock died with the daemon
+    assert out.returncode == 0, out.stderr
+    assert "owner_pid" not in json.loads(out.stdout)
+    counts = check_exact(root)
+    assert counts["chunks_dense"] == counts["chunks"]
+    ws = Workspace.open(root)
+    try:
+        assert ws.store.count(with_dense=True) == counts["chunks"] and ws.manifest.pending_dense(10) == []
+    finally:
+        ws.close()
+
+
+def test_daemon_exits_when_idle(repo):
+    out = probe(repo, "index", "--background", "--json", PROBE_DAEMON_IDLE_S="2")
+    assert out.returncode == 0, out.stderr
+    daemon = json.loads(out.stdout)["owner_pid"]
+    # it stays while it works (dense vectors), then leaves on its own
+    wait_for(lambda: gone(daemon), 120, "the idle daemon to exit")
+    assert EngineLock(repo / ".probe").is_free()
+    log = (repo / ".probe" / "logs" / "probe-daemon.log").read_text()
+    assert "exits after 2 s idle" in log and "idle for" in log
+    counts = check_exact(repo)
+    assert counts["chunks_dense"] == counts["chunks"]
+
+
+LEAN_CHECK = """
+import json, sys
+from probe_cli.main import main
+rc = main(sys.argv[1:])
+heavy = [m for m in ("onnxruntime", "qdrant_edge", "tree_sitter", "watchfiles", "probe_core.workspace")
+         if m in sys.modules]
+print(json.dumps({"rc": rc, "heavy": heavy}), file=sys.stderr)
+"""
+
+
+def lean_cli(root: Path, *args: str) -> tuple[dict, dict]:
+    """Run a CLI verb; return its JSON answer and which heavy modules the process loaded."""
+    out = subprocess.run([sys.executable, "-c", LEAN_CHECK, *args, "--root", str(root), "--json"],
+                         capture_output=True, text=True, timeout=120)
+    return json.loads(out.stdout), json.loads(out.stderr.strip().splitlines()[-1])
+
+
+def test_cli_verbs_go_through_a_running_owner(repo):
+    """A cold CLI call answers by itself and starts the background owner; the next calls are answered
+    by that owner, identically, without loading the model, the store or the parsers."""
+    queries = [("search", "hash a password with a salt", "--top-k", "5"), ("callers", "hash_password"),
+               ("map", "src"), ("impls", "HeaderParser")]
+    assert probe(repo, "index", "-q").returncode == 0
+    cold = {}
+    for args in queries:
+        answer, process = lean_cli(repo, *args)
+        assert process["rc"] == 0 and "probe_core.workspace" in process["heavy"], args  # answered here
+        cold[args[0]] = answer
+    assert owner_ping(repo) is None  # PROBE_DAEMON=0 (the suite's default): nothing was started
+
+    out = probe(repo, "search", "hash a password", "--json", PROBE_DAEMON="1")
+    assert out.returncode == 0, out.stderr
+    daemon = wait_for(lambda: owner_ping(repo), 60, "the background owner the search started")
+    assert daemon["kind"] == "daemon"
+    assert probe(repo, "index", "--wait", "-q").returncode == 0  # its own first scan (nothing changed)
+    for args in queries:
+        answer, process = lean_cli(repo, *args)
+        assert process == {"rc": 0, "heavy": []}, args
+        if args[0] == "search":  # the same results; the owner's generation moved on by its scan
+            answer, cold_answer = answer["results"], cold["search"]["results"]
+        else:
+            cold_answer = cold[args[0]]
+        assert answer == cold_answer, args
+    st, process = lean_cli(repo, "status")
+    assert process["heavy"] == [] and st["role"] == "attached" and st["owner_pid"] == daemon["pid"]
+
+    assert probe(repo, "stop").returncode == 0
+    answer, process = lean_cli(repo, "search", "hash a password with a salt", "--top-k", "5")
+    assert "probe_core.workspace" in process["heavy"]  # no owner any more: cold again, same answer
+    assert answer["results"] == cold["search"]["results"]
+
+
+def test_index_background_errors_are_one_line(tmp_path):
+    out = probe(tmp_path / "missing", "index", "--background")
+    assert out.returncode == 1 and out.stderr.startswith("probe: error:") and "not a directory" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    out = subprocess.run([*PROBE, "index", "--background", "--wait"], capture_output=True, text=True)
+    assert out.returncode == 2 and "not allowed with argument" in out.stderr
+
+
+@pytest.mark.parametrize("columns", [80])
+def test_progress_on_a_terminal_only(tmp_path, columns):
+    """`probe index` on a terminal draws files/chunks progress with rates within the width; piped,
+    it prints the report alone."""
+    root = make_repo(tmp_path / "repo", 30)
+    piped = probe(root, "index", "--lexical-only")
+    assert piped.returncode == 0 and piped.stderr == "" and piped.stdout.startswith("indexed 30 files")
+    (root / "pkg0" / "mod_0.py").write_text("def changed():\n    return 2\n")
+    cmd = " ".join([*PROBE, "index", "--root", str(root)])
+    tty = subprocess.run(["script", "-qec", cmd, "/dev/null"], capture_output=True, text=True, timeout=300,
+                         env={**os.environ, "COLUMNS": str(columns), "LINES": "24", "TERM": "xterm"})
+    assert tty.returncode == 0, tty.stdout[-2000:]
+    screen = tty.stdout
+    for label in ("files", "chunks lexical", "chunks dense", "/s"):
+        assert label in screen, label
+    import re
+
+    plain = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen)
+    lines = [ln for chunk in plain.split("\r") for ln in chunk.split("\n")]
+    assert max(len(ln) for ln in lines) <= columns
+
+
+@pytest.mark.asyncio
+async def test_stop_leaves_an_editors_server_alone_and_a_server_outlives_the_daemon(repo):
+    """`probe stop` refuses a `probe mcp` owner; a `probe mcp` started while the daemon owns the
+    workspace attaches to it and takes the index over when `probe stop` ends the daemon."""
+    import anyio
+
+    from ..mcp.conftest import probe_mcp, search, status, wait_until
+
+    out = probe(repo, "index", "--background", "--json")
+    assert out.returncode == 0, out.stderr
+    daemon = json.loads(out.stdout)["owner_pid"]
+    async with probe_mcp(repo) as client:
+        st = await status(client)
+        assert st["role"] == "attached" and st["owner_pid"] == daemon and st["owner_kind"] == "daemon"
+        stopped = await anyio.to_thread.run_sync(lambda: probe(repo, "stop"))
+        assert stopped.returncode == 0 and f"pid {daemon}" in stopped.stdout
+
+        async def owner():
+            return (await status(client))["role"] == "owner"
+
+        await wait_until(owner, timeout=60, what="the server to take over")
+        hits = await search(client, "hash a password with a salt", top_k=3)
+        assert hits["results"][0]["path"] == "src/auth/passwords.py"
+        refused = await anyio.to_thread.run_sync(lambda: probe(repo, "stop"))
+        assert refused.returncode == 1 and "owned by probe mcp" in refused.stderr
+        assert len(refused.stderr.strip().splitlines()) == 1
