@@ -1,6 +1,8 @@
 """``probe map|callers|callees|refs|impls|impact``: thin calls into ``probe_core.intel``.
 
-``register(subparsers)`` adds the verbs. With ``--json`` each prints the tools' result object
+A running owner (``probe mcp`` or the background owner) answers them when there is one, else this
+process reads the symbol graph itself. ``register(subparsers)`` adds the verbs. With ``--json``
+each prints the tools' result object
 (``{target, items, truncated, source}``); otherwise a short human listing. Errors are
 ``ProbeError``s that ``main`` prints as one line.
 """

@@ -24,9 +24,13 @@ How:
   reopens the workspace (the indexer's crash recovery reconciles a half-written index) and the
   others re-attach to it. Lock errors never reach an agent: a call waits for an owner (up to
   ``PROBE_ATTACH_TIMEOUT_S``) or becomes one.
-* **CLI** (``probe search`` / ``probe status``). Same handle without background work: with no
-  owner running it answers in-process (``direct.DirectEngine``, holding the lock meanwhile);
-  with an MCP owner running it attaches to it instead of failing on the store's lock.
+* **CLI** (``probe search`` / ``probe status`` / code intelligence). One RPC to the owner when one
+  answers (importing only ``client`` and ``rpc``); otherwise the same handle without background
+  work: it answers in-process (``direct.DirectEngine``, holding the lock meanwhile), then starts the
+  background owner for the next calls.
+* **Background owner** (``daemon.py``). An ``OwnerEngine`` in a detached process without MCP:
+  ``probe index --background`` leaves the dense phase to it; it takes the lock itself, exits when
+  idle or on ``probe stop``, and a ``probe mcp`` attaches to it like to any owner.
 
 Every face sees the same ``Engine`` (``protocol.py``) and the same answers (``answers.py``), so
 the MCP tools, the CLI and an attached process return identical results.

@@ -69,7 +69,9 @@ def spawn_daemon(root: Path | str) -> subprocess.Popen:
     except FileNotFoundError:
         pass
     with open(path, "ab") as out:
-        return subprocess.Popen([sys.executable, "-m", "probe_core.engine.daemon", str(root)],
+        # -P: the working directory (the user's repository, which may hold a `types.py`) must not
+        # shadow the standard library on sys.path
+        return subprocess.Popen([sys.executable, "-P", "-m", "probe_core.engine.daemon", str(root)],
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=out, cwd=str(root),
                                 start_new_session=True, close_fds=True)
 

@@ -66,12 +66,13 @@ def check_exact(root: Path) -> dict:
 
 def test_background_answers_at_once_then_wait_completes_and_stop_ends_it(tmp_path):
     root = make_repo(tmp_path / "repo", 120)
+    (root / "types.py").write_text("raise SystemExit('the stdlib was shadowed')\n")  # the daemon runs in root
     t0 = time.monotonic()
     out = probe(root, "index", "--background", "--json")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["background"] is True and report["owner_kind"] == "daemon"
-    assert report["files_indexed"] == 120 and out.stderr == ""  # not a terminal: no progress
+    assert report["files_indexed"] == 121 and out.stderr == ""  # not a terminal: no progress
     daemon = report["owner_pid"]
     assert daemon != os.getpid() and owner_ping(root)["pid"] == daemon
     print(f"\n--background returned after {time.monotonic() - t0:.1f} s")
@@ -87,7 +88,7 @@ def test_background_answers_at_once_then_wait_completes_and_stop_ends_it(tmp_pat
     out = probe(root, "index", "--wait", "--json")
     assert out.returncode == 0, out.stderr
     done = json.loads(out.stdout)
-    assert done["owner_pid"] == daemon and done["dense_coverage"] == 1.0 and done["files_unchanged"] == 120
+    assert done["owner_pid"] == daemon and done["dense_coverage"] == 1.0 and done["files_unchanged"] == 121
     st = json.loads(probe(root, "status", "--json").stdout)
     assert st["indexing_in_progress"] is False and st["chunks_embedded"] == st["chunks_indexed"]
 
