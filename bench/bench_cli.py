@@ -11,7 +11,8 @@ Every figure is a real `probe` process, as an agent's shell runs it (stdout pipe
 3. **dense**: `probe index --wait` until every vector is made;
 4. **warm**: `probe search` (`--json`, and the human rendering) through the idle owner, each query
    different (the owner's answer cache never hits);
-5. **cold**: `probe stop`, then the same searches with `PROBE_DAEMON=0`, each process loading the
+5. **owner memory**: the background owner's peak RSS (``VmHWM``) after the whole index;
+6. **cold**: `probe stop`, then the same searches with `PROBE_DAEMON=0`, each process loading the
    model and the store itself — the ratio cold/warm is the figure to compare across machines.
 
 Peak RSS of each CLI process is read with `/usr/bin/time` when it is installed.
@@ -71,6 +72,18 @@ def searches(root: Path, queries: list[str], extra: list[str], env: dict | None 
             "p95_ms": round(percentile(walls, 95), 1), "rss_mb": round(statistics.median(rss) / 1024) if rss else None}
 
 
+def owner_peak_rss_mb(root: Path) -> int | None:
+    """Peak resident size of the process owning ``root`` (Linux ``VmHWM``), None if unreadable."""
+    try:
+        pid = json.loads((root / ".probe" / "engine.json").read_text())["pid"]
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024)
+    except (OSError, ValueError, KeyError):
+        return None
+    return None
+
+
 def count_lines(root: Path) -> int:
     n = 0
     for p in root.rglob("*"):
@@ -116,6 +129,7 @@ def main() -> int:
         out["warm_human"] = searches(root, queries, [])
         print(f"warm --json: {out['warm_json']}\nwarm human: {out['warm_human']}", flush=True)
 
+        out["owner_peak_rss_mb"] = owner_peak_rss_mb(root)  # the daemon, after indexing everything
         run(["stop"], root)
         cold_env = {"PROBE_DAEMON": "0"}
         out["cold_json"] = searches(root, queries, ["--json"], cold_env)

@@ -30,16 +30,20 @@ def cmd_init(args) -> int:
 
 
 def _response_from_dict(data: dict):
-    """An engine's search answer (a dict, possibly from the owner process) as the CLI renders it."""
-    from probe_core import SearchResponse, SearchResult
+    """An engine's search answer (a dict, possibly from the owner process) as the CLI renders it.
+    A namespace with ``SearchResponse``'s fields, not the class: importing ``probe_core.retrieval``
+    pulls numpy and the stores (~0.15 s), which the warm path through an owner must not pay."""
+    from types import SimpleNamespace
+
+    from probe_core.records import SearchResult
 
     results = [SearchResult(path=r["path"], start_line=r["start_line"], end_line=r["end_line"], snippet=r["snippet"],
                             score=r["score"], stale=r["stale"], symbol=r.get("symbol"), language=r.get("language"),
                             chunk_kind=r.get("chunk_kind"), signals=r.get("signals") or {})
                for r in data["results"]]
-    return SearchResponse(results=results, status=data["status"], message=data.get("message"),
-                          took_ms=data.get("took_ms", 0.0), generation=data.get("index_generation", 0),
-                          dense_coverage=data.get("dense_coverage", 0.0), mode=data.get("mode", "fast"))
+    return SimpleNamespace(results=results, status=data["status"], message=data.get("message"),
+                           took_ms=data.get("took_ms", 0.0), generation=data.get("index_generation", 0),
+                           dense_coverage=data.get("dense_coverage", 0.0), mode=data.get("mode", "fast"))
 
 
 def cmd_search(args) -> int:

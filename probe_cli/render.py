@@ -32,6 +32,7 @@ class IndexProgressView:
                                   console=err_console, transient=False, expand=False)
         self._tasks: dict[str, int] = {}
         self._rates: dict[str, tuple[float, int]] = {}  # task → (time, count) when it started moving
+        self._final: dict[str, str] = {}  # task → its rate when it completed (frozen from then on)
 
     def __enter__(self):
         if self.enabled:
@@ -45,11 +46,17 @@ class IndexProgressView:
         if self.enabled:
             self._progress.stop()
 
-    def _rate(self, name: str, done: int) -> str:
-        """Items per second since this counter first moved (a resumed run starts from its count)."""
+    def _rate(self, name: str, done: int, total: int) -> str:
+        """Items per second since this counter first moved (a resumed run starts from its count),
+        frozen once the counter is complete."""
+        if name in self._final:
+            return self._final[name]
         now = time.perf_counter()
         t0, n0 = self._rates.setdefault(name, (now, done))
-        return f"{(done - n0) / (now - t0):.0f}/s" if done > n0 and now - t0 > 0.5 else ""
+        rate = f"{(done - n0) / (now - t0):.0f}/s" if done > n0 and now - t0 > 0.5 else ""
+        if total and done >= total:
+            self._final[name] = rate
+        return rate
 
     def update(self, p) -> None:
         if not self.enabled:
@@ -58,7 +65,7 @@ class IndexProgressView:
         counts = {"files": (p.files_scanned, p.files_total), "sparse": (p.chunks_indexed, p.chunks_total),
                   "dense": (p.chunks_embedded, p.chunks_total)}
         for name, (done, total) in counts.items():
-            pr.update(self._tasks[name], completed=done, total=total or None, rate=self._rate(name, done))
+            pr.update(self._tasks[name], completed=done, total=total or None, rate=self._rate(name, done, total))
 
 
 def print_index_report(report, ws) -> None:

@@ -249,3 +249,16 @@ async def test_stop_leaves_an_editors_server_alone_and_a_server_outlives_the_dae
         refused = await anyio.to_thread.run_sync(lambda: probe(repo, "stop"))
         assert refused.returncode == 1 and "owned by probe mcp" in refused.stderr
         assert len(refused.stderr.strip().splitlines()) == 1
+
+
+def test_rebuild_stops_the_background_owner_first(repo):
+    out = probe(repo, "index", "--background", "--json")
+    assert out.returncode == 0, out.stderr
+    daemon = json.loads(out.stdout)["owner_pid"]
+    out = probe(repo, "index", "--rebuild", "--json")
+    assert out.returncode == 0, out.stderr
+    report = json.loads(out.stdout)
+    assert "owner_pid" not in report and report["files_indexed"] == 7  # rebuilt here, from nothing
+    assert wait_for(lambda: gone(daemon), 10, "the daemon to exit")
+    counts = check_exact(repo)
+    assert counts["chunks_dense"] == counts["chunks"]
