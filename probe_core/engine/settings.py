@@ -16,7 +16,7 @@ Every value has a default sized for a developer machine; tests shorten the timer
 | ``PROBE_TAKEOVER_POLL_S`` | ``0.5`` | how often an attached process checks whether the owner is gone |
 | ``PROBE_MAX_TOKENS`` | ``6000`` | default token budget of an MCP ``search`` answer |
 | ``PROBE_RECORD_INTERVAL_S`` | ``300`` | owner heartbeat: re-record the workspace (``probe prune``); at most 300 |
-| ``PROBE_DAEMON_IDLE_S`` | ``600`` | the background owner (``probe index --background``) exits after this long with nothing to do |
+| ``PROBE_DAEMON_IDLE_S`` | ``600`` | the background owner (``daemon.py``) exits after this long with nothing to do |
 | ``PROBE_DAEMON`` | ``1`` | ``0``: a CLI call that answered by itself does not start the background owner |
 """
 from __future__ import annotations

@@ -18,6 +18,7 @@ from probe_core.engine.lock import EngineLock
 
 from ..indexing.test_crash_recovery import _count, make_repo
 from ..indexing.test_indexer import assert_exact
+from ..registry.test_heartbeat import wait_for
 
 PROBE = [sys.executable, "-m", "probe_cli"]
 
@@ -26,16 +27,6 @@ def probe(root: Path, *args: str, timeout: float = 300, **env: str) -> subproces
     # capture_output waits for EOF on both pipes: a daemon that inherited them would hang this call
     return subprocess.run([*PROBE, *args, "--root", str(root)], capture_output=True, text=True, timeout=timeout,
                           env={**os.environ, **env})
-
-
-def wait_for(check, timeout: float, what: str):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = check()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 def gone(pid: int) -> bool:
@@ -51,7 +42,7 @@ def gone(pid: int) -> bool:
 def check_exact(root: Path) -> dict:
     """With no owner left: store == manifest == the files' chunks; returns the manifest counts."""
     lock = EngineLock(root / ".probe")
-    wait_for(lock.try_acquire, 30, "the workspace lock")
+    wait_for(lock.try_acquire, timeout=30, what="the workspace lock")
     try:
         ws = Workspace.open(root, create=False)
         try:
@@ -94,7 +85,8 @@ def test_background_answers_at_once_then_wait_completes_and_stop_ends_it(tmp_pat
 
     out = probe(root, "stop")
     assert out.returncode == 0 and f"stopped the Probe daemon (pid {daemon})" in out.stdout
-    assert EngineLock(root / ".probe").is_free() and wait_for(lambda: gone(daemon), 10, "the daemon to exit")
+    assert EngineLock(root / ".probe").is_free()
+    wait_for(lambda: gone(daemon), timeout=10, what="the daemon to exit")
     assert "no Probe daemon runs" in probe(root, "stop").stdout
     counts = check_exact(root)
     assert counts["chunks_dense"] == counts["chunks"]
@@ -106,9 +98,10 @@ def test_kill_9_of_the_background_owner_mid_dense_then_index_is_exact(tmp_path):
     assert out.returncode == 0, out.stderr
     daemon = json.loads(out.stdout)["owner_pid"]
     db = root / ".probe" / "manifest.sqlite"
-    wait_for(lambda: _count(db, "SELECT COUNT(*) FROM chunks WHERE has_dense=1") >= 32, 120, "dense vectors")
+    embedded = "SELECT COUNT(*) FROM chunks WHERE has_dense=1"
+    wait_for(lambda: _count(db, embedded) >= 32, timeout=120, what="dense vectors")
     os.kill(daemon, signal.SIGKILL)
-    wait_for(lambda: gone(daemon), 10, "the daemon to die")
+    wait_for(lambda: gone(daemon), timeout=10, what="the daemon to die")
     ws = Workspace.open(root)
     try:
         counts = ws.manifest.counts()
@@ -133,7 +126,7 @@ def test_daemon_exits_when_idle(repo):
     assert out.returncode == 0, out.stderr
     daemon = json.loads(out.stdout)["owner_pid"]
     # it stays while it works (dense vectors), then leaves on its own
-    wait_for(lambda: gone(daemon), 120, "the idle daemon to exit")
+    wait_for(lambda: gone(daemon), timeout=120, what="the idle daemon to exit")
     assert EngineLock(repo / ".probe").is_free()
     log = (repo / ".probe" / "logs" / "probe-daemon.log").read_text()
     assert "exits after 2 s idle" in log and "idle for" in log
@@ -173,7 +166,7 @@ def test_cli_verbs_go_through_a_running_owner(repo):
 
     out = probe(repo, "search", "hash a password", "--json", PROBE_DAEMON="1")
     assert out.returncode == 0, out.stderr
-    daemon = wait_for(lambda: owner_ping(repo), 60, "the background owner the search started")
+    daemon = wait_for(lambda: owner_ping(repo), timeout=60, what="the background owner the search started")
     assert daemon["kind"] == "daemon"
     assert probe(repo, "index", "--wait", "-q").returncode == 0  # its own first scan (nothing changed)
     for args in queries:
@@ -259,6 +252,6 @@ def test_rebuild_stops_the_background_owner_first(repo):
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert "owner_pid" not in report and report["files_indexed"] == 7  # rebuilt here, from nothing
-    assert wait_for(lambda: gone(daemon), 10, "the daemon to exit")
+    assert wait_for(lambda: gone(daemon), timeout=10, what="the daemon to exit")
     counts = check_exact(repo)
     assert counts["chunks_dense"] == counts["chunks"]
