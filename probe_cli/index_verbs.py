@@ -124,7 +124,7 @@ def _index_via_owner(args, ws) -> int | None:
     try:
         with IndexProgressView(enabled=not args.json and not args.quiet) as view:
             out = _rescan_following(engine, view)
-            status = engine.index_status() if args.lexical_only else _follow(engine, view, until="dense")
+            status = engine.index_status() if args.lexical_only else _follow(engine, view)
     except OwnerUnavailable:
         return None
     owner = status.get("owner_pid")
@@ -156,6 +156,26 @@ def _progress_of(status: dict):
                          chunks_embedded=p.get("chunks_embedded", 0), chunks_total=p.get("chunks_total", 0))
 
 
+class _StuckCheck:
+    """Ends a wait on the owner with its error: at once for an index built with another model, or
+    when any error stays ``ERROR_GRACE_S`` (the owner retries meanwhile, and may recover)."""
+
+    def __init__(self):
+        self._since: float | None = None
+
+    def __call__(self, status: dict) -> None:
+        from probe_core.errors import IndexConfigMismatch, ProbeError
+
+        if status.get("index_config_mismatch"):
+            raise IndexConfigMismatch(status.get("last_error") or "index configuration mismatch")
+        if not status.get("last_error"):
+            self._since = None
+            return
+        self._since = self._since or time.monotonic()
+        if time.monotonic() - self._since >= ERROR_GRACE_S:
+            raise ProbeError(f"indexing is stuck in pid {status.get('owner_pid')}: {status['last_error']}")
+
+
 def _rescan_following(engine, view) -> dict:
     """The owner's full scan (returns when its lexical phase is done), its progress shown meanwhile."""
     box: dict = {}
@@ -168,39 +188,28 @@ def _rescan_following(engine, view) -> dict:
 
     worker = threading.Thread(target=scan, name="probe-rescan", daemon=True)
     worker.start()
+    stuck = _StuckCheck()
     while worker.is_alive():
         worker.join(POLL_S)
-        if view.enabled and worker.is_alive():
-            try:
-                view.update(_progress_of(engine.index_status()))
-            except Exception:  # progress is cosmetic; the scan's own answer decides
-                pass
+        if worker.is_alive():
+            status = engine.index_status()
+            view.update(_progress_of(status))
+            stuck(status)  # the scan never starts while the owner cannot open the index
     if "error" in box:
         raise box["error"]
     return box["report"]
 
 
-def _follow(engine, view, *, until: str) -> dict:
-    """Poll the owner's status, feeding ``view``, until the lexical index (``until="lexical"``) or
-    everything (``"dense"``) is done; returns the last status. An index-identity mismatch, or an
-    error the owner keeps reporting for ``ERROR_GRACE_S``, ends the wait with that error."""
-    from probe_core.errors import IndexConfigMismatch, ProbeError
-
-    erring_since = None
+def _follow(engine, view) -> dict:
+    """Poll the owner's status, feeding ``view``, until everything (dense vectors too) is done;
+    returns the last status."""
+    stuck = _StuckCheck()
     while True:
         status = engine.index_status()
         view.update(_progress_of(status))
-        if status.get("index_config_mismatch"):
-            raise IndexConfigMismatch(status.get("last_error") or "index configuration mismatch")
-        done = status.get("first_scan_done") if until == "lexical" else not status.get("indexing_in_progress")
-        if done:
+        stuck(status)
+        if not status.get("indexing_in_progress"):
             return status
-        if status.get("last_error"):
-            erring_since = erring_since or time.monotonic()
-            if time.monotonic() - erring_since >= ERROR_GRACE_S:
-                raise ProbeError(f"indexing is stuck in pid {status.get('owner_pid')}: {status['last_error']}")
-        else:
-            erring_since = None
         time.sleep(POLL_S)
 
 
@@ -211,9 +220,9 @@ def _index_background(args) -> int:
     from probe_core.engine.client import AttachedEngine
     from probe_core.engine.daemon import owner_ping, spawn_daemon, wait_until_serving
     from probe_core.engine.lock import cli_indexer_pid, cli_indexing_message
+    from probe_core.engine.rpc import OwnerUnavailable
     from probe_core.engine.settings import EngineSettings
-    from probe_core.errors import IndexLocked
-    from probe_core.registry import note_seen
+    from probe_core.errors import BackendUnavailable, IndexLocked
 
     from .render import IndexProgressView
 
@@ -229,17 +238,15 @@ def _index_background(args) -> int:
             raise IndexLocked(cli_indexing_message(indexer))
         owner = wait_until_serving(root, spawn_daemon(root), timeout=settings.attach_timeout_s)
     engine = AttachedEngine(root, rpc_timeout_s=RESCAN_TIMEOUT_S)
-    with IndexProgressView(enabled=not args.json and not args.quiet) as view:
-        out = _rescan_following(engine, view)
-        status = engine.index_status()
-        view.update(_progress_of(status))
-    from probe_core import Workspace
-
-    ws = Workspace.open(root, create=False)  # config only: the registry record, no store or model
     try:
-        note_seen(ws)
-    finally:
-        ws.close()
+        with IndexProgressView(enabled=not args.json and not args.quiet) as view:
+            out = _rescan_following(engine, view)
+            status = engine.index_status()
+            view.update(_progress_of(status))
+    except OwnerUnavailable:
+        raise BackendUnavailable(f"the Probe process indexing {root} (pid {owner.get('pid')}) exited; "
+                                 f"see {root / '.probe' / 'logs'}") from None
+    # the registry record (`probe prune`) is the owner's: it records its workspace when it opens it
     if args.json:
         print(json.dumps({**out, "owner_pid": status.get("owner_pid"), "owner_kind": status.get("owner_kind"),
                           "chunks_embedded": status.get("chunks_embedded"),

@@ -27,9 +27,9 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import BackendUnavailable, ProbeError
+from ..errors import BackendUnavailable, IndexLocked, ProbeError
 from .client import AttachedEngine
-from .lock import LOCK_FILE, read_owner_info
+from .lock import LOCK_FILE, cli_indexer_pid, cli_indexing_message, read_owner_info
 from .rpc import OwnerUnavailable
 
 log = logging.getLogger("probe.daemon")
@@ -113,6 +113,9 @@ def stop_daemon(root: Path | str, timeout: float = 30.0) -> int | None:
     lock = EngineLock(probe_dir)
     if lock.is_free():
         return None
+    indexer = cli_indexer_pid(probe_dir)
+    if indexer is not None:  # a foreground `probe index`: not ours to stop
+        raise IndexLocked(cli_indexing_message(indexer))
     info = read_owner_info(probe_dir)
     pid = info.get("pid")
     try:

@@ -12,10 +12,8 @@ Because two clients may not agree on ``XDG_RUNTIME_DIR``, the owner writes the p
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import json
 import os
-import tempfile
 import time
 from pathlib import Path
 
@@ -84,6 +82,9 @@ def socket_path_for(probe_dir: Path) -> Path:
     preferred = Path(probe_dir) / SOCKET_FILE
     if len(os.fsencode(preferred)) <= AF_UNIX_PATH_MAX:
         return preferred
+    import hashlib  # here, not at the top: a warm CLI call imports this module and never gets here
+    import tempfile
+
     digest = hashlib.sha256(os.fsencode(Path(probe_dir).resolve())).hexdigest()[:20]
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):

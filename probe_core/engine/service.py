@@ -468,9 +468,11 @@ class OwnerEngine:
 
     def idle_seconds(self) -> float:
         """How long this engine has had nothing to do: no indexing, no search running, no RPC request.
-        0 while it works. The daemon exits when this passes its idle timeout."""
+        0 while it works. The daemon exits when this passes its idle timeout. Indexing that keeps
+        failing (a backend down, an index built with another model) is not work: a daemon nobody
+        asks must not retry forever."""
         with self._state:
-            if self._indexing_in_progress() or self._searches:
+            if (self._indexing_in_progress() and not self._last_error) or self._searches:
                 return 0.0
             return time.monotonic() - self._last_activity
 

@@ -256,3 +256,19 @@ def test_rebuild_stops_the_background_owner_first(repo):
     assert wait_for(lambda: gone(daemon), timeout=10, what="the daemon to exit")
     counts = check_exact(repo)
     assert counts["chunks_dense"] == counts["chunks"]
+
+
+def test_an_index_the_daemon_cannot_use_is_one_line_and_the_daemon_leaves(repo):
+    """An index built with another model: `--background` says so at once (it would otherwise wait for
+    a scan that never starts), and the daemon, retrying for nobody, exits when idle."""
+    assert probe(repo, "index", "--lexical-only", "-q").returncode == 0
+    ws = Workspace.open(repo)
+    try:
+        ws.manifest.set_meta("embedding_model_id", "another/model")
+    finally:
+        ws.close()
+    t0 = time.monotonic()
+    out = probe(repo, "index", "--background", PROBE_DAEMON_IDLE_S="2")
+    assert out.returncode == 1 and "probe index --rebuild" in out.stderr, out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1 and time.monotonic() - t0 < 60
+    wait_for(lambda: EngineLock(repo / ".probe").is_free(), timeout=60, what="the daemon to give up")
