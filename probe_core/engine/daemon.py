@@ -29,7 +29,7 @@ from pathlib import Path
 
 from ..errors import BackendUnavailable, IndexLocked, ProbeError
 from .client import AttachedEngine
-from .lock import LOCK_FILE, cli_indexer_pid, cli_indexing_message, read_owner_info
+from .lock import LOCK_FILE, EngineLock, cli_indexer_pid, cli_indexing_message, read_owner_info
 from .rpc import OwnerUnavailable
 
 log = logging.getLogger("probe.daemon")
@@ -106,8 +106,6 @@ def stop_daemon(root: Path | str, timeout: float = 30.0) -> int | None:
     Asks over RPC (it finishes the batch in hand, flushes and exits); a daemon that does not answer
     gets SIGTERM, if the lock file still names it. A ``probe mcp`` owner refuses (``ProbeError``).
     """
-    from .lock import EngineLock
-
     root = Path(os.path.realpath(root))
     probe_dir = root / ".probe"
     lock = EngineLock(probe_dir)
@@ -136,7 +134,6 @@ def stop_daemon(root: Path | str, timeout: float = 30.0) -> int | None:
 
 def run_daemon(root: Path) -> int:
     """The daemon process: own ``root``'s index until idle, stopped, or signalled."""
-    from .lock import EngineLock
     from .service import OwnerEngine
     from .settings import EngineSettings
 
