@@ -1,0 +1,21 @@
+"""Which indexed chunk holds a given line of a file (the innermost one, when chunks nest)."""
+from __future__ import annotations
+
+from ..storage.manifest import ChunkRow
+from ..workspace import Workspace
+
+
+class ChunkLocator:
+    """Line → innermost live chunk, per file; each file's chunk rows are read from the manifest once."""
+
+    def __init__(self, ws: Workspace) -> None:
+        self._ws = ws
+        self._rows: dict[str, list[ChunkRow]] = {}
+
+    def at(self, path: str, line: int) -> ChunkRow | None:
+        """The smallest live chunk of ``path`` containing ``line`` (None: no chunk, e.g. a blank line)."""
+        rows = self._rows.get(path)
+        if rows is None:
+            rows = self._rows[path] = self._ws.manifest.chunks_for(path)
+        inside = [r for r in rows if r.start_line <= line <= r.end_line]
+        return min(inside, key=lambda r: r.end_line - r.start_line) if inside else None

@@ -1,0 +1,176 @@
+"""Exact-match evidence: the chunks that contain a string the query quotes, and the chunks that
+define or mention an identifier it names.
+
+Neither BM25 nor the embedder ranks a verbatim error message above a paragraph that paraphrases
+it, so both come back here as ranked lists of their own, fused with the dense and BM25 lists. The
+scan runs over the text of the indexed files, kept in memory and refreshed per file when the
+index changes (a substring scan of a 100k-line repository takes a few milliseconds; measured
+against ripgrep and an SQLite trigram index in ``bench/bench_literals.py``).
+"""
+from __future__ import annotations
+
+import bisect
+import math
+import re
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import ProbeError
+from ..scan import read_text
+from ..workspace import Workspace
+from .chunk_locator import ChunkLocator
+from .query_intent import QueryIntent
+
+LIST_LIMIT = 20  # chunks per exact-match list: deeper ranks add almost nothing under RRF
+# A literal found in more files than this is a common phrase, not a fingerprint: it is left out
+# (the same reason BM25 weighs a word by its rarity).
+MAX_LITERAL_FILES = 12
+MAX_IDENTIFIER_FILES = 40
+DEFINITION_BONUS = 2.0  # the chunk that defines a name outranks the chunks that use it
+
+
+@dataclass(slots=True)
+class IndexedText:
+    """One indexed file's text and the facts filters read."""
+
+    file_hash: str
+    language: str | None
+    chunk_kind: str | None
+    text: str
+    line_starts: list[int] | None = None  # offsets of each line's start, built on the first match
+
+    def line_of(self, offset: int) -> int:
+        """1-based line of a character offset, counted the way the chunker counts (``splitlines``)."""
+        if self.line_starts is None:
+            starts, pos = [], 0
+            for line in self.text.splitlines(keepends=True):
+                starts.append(pos)
+                pos += len(line)
+            self.line_starts = starts
+        return bisect.bisect_right(self.line_starts, offset)
+
+
+class FileTexts:
+    """The text of every indexed file of a workspace's checked-out tree, re-read per file when the
+    manifest says its version changed."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, IndexedText] = {}
+        self._key: tuple | None = None
+        self._lock = threading.Lock()
+
+    def current(self, ws: Workspace) -> dict[str, IndexedText]:
+        key = (ws.manifest.generation, ws.state_version)
+        with self._lock:
+            if key != self._key:
+                files: dict[str, IndexedText] = {}
+                for path, (file_hash, language, kind) in ws.manifest.indexed_files().items():
+                    old = self._files.get(path)
+                    if old is not None and old.file_hash == file_hash:
+                        files[path] = old
+                        continue
+                    try:
+                        files[path] = IndexedText(file_hash, language, kind, read_text(ws.root, path))
+                    except (OSError, ProbeError):  # gone since it was indexed: nothing to match
+                        continue
+                self._files, self._key = files, key
+            return self._files
+
+
+_texts: "weakref.WeakKeyDictionary[Workspace, FileTexts]" = weakref.WeakKeyDictionary()
+_texts_lock = threading.Lock()
+
+
+def file_texts(ws: Workspace) -> FileTexts:
+    """The workspace's text cache (one per open workspace, dropped with it)."""
+    with _texts_lock:
+        cache = _texts.get(ws)
+        if cache is None:
+            cache = _texts[ws] = FileTexts()
+        return cache
+
+
+@dataclass(slots=True)
+class ExactLists:
+    """Two ranked lists of point ids: chunks holding a quoted literal, chunks defining or using an
+    identifier of the query."""
+
+    literal: list[str] = field(default_factory=list)
+    identifier: list[str] = field(default_factory=list)
+
+
+def _idf(files_total: int, files_with: int) -> float:
+    return math.log(1.0 + files_total / max(1, files_with))
+
+
+def _occurrences(files: dict[str, IndexedText], pattern: re.Pattern, max_files: int) -> dict[str, list[int]] | None:
+    """path → matching lines; None when the pattern is in more than ``max_files`` files."""
+    found: dict[str, list[int]] = {}
+    for path, f in files.items():
+        lines = [f.line_of(m.start()) for m in pattern.finditer(f.text)]
+        if lines:
+            found[path] = lines
+            if len(found) > max_files:
+                return None
+    return found
+
+
+def _identifier_pattern(name: str) -> re.Pattern:
+    return re.compile(r"(?<![\w$])" + re.escape(name) + r"(?![\w$])")
+
+
+def _split_qualified(name: str) -> tuple[str | None, str]:
+    """``MultiDict.getlist`` → ("MultiDict", "getlist"); ``Map::entry`` → ("Map", "entry")."""
+    parts = re.split(r"\.|::", name)
+    return (parts[-2] if len(parts) > 1 else None), parts[-1]
+
+
+def exact_lists(ws: Workspace, intent: QueryIntent, allowed: Callable[[str, str | None, str | None], bool]) -> ExactLists:
+    """The exact-match lists for ``intent`` over the indexed files that ``allowed(path, language,
+    chunk_kind)`` accepts."""
+    out = ExactLists()
+    if not intent.literals and not intent.identifiers:
+        return out
+    indexed = file_texts(ws).current(ws)
+    total = max(1, len(indexed))
+    files = {p: f for p, f in indexed.items() if allowed(p, f.language, f.chunk_kind)}
+    chunks = ChunkLocator(ws)
+
+    scores: dict[str, float] = {}
+    spans: dict[str, int] = {}
+    for literal in intent.literals:
+        found = _occurrences(files, re.compile(re.escape(literal), re.I), MAX_LITERAL_FILES)
+        if not found:
+            continue
+        weight = _idf(total, len(found))
+        for path, lines in found.items():
+            for row in {chunks.at(path, ln) for ln in lines} - {None}:
+                scores[row.point_id] = scores.get(row.point_id, 0.0) + weight
+                spans[row.point_id] = row.end_line - row.start_line
+    out.literal = _ranked(scores, spans)
+
+    scores, spans = {}, {}
+    for name in intent.identifiers:
+        qualifier, last = _split_qualified(name)
+        found = _occurrences(files, _identifier_pattern(name), MAX_IDENTIFIER_FILES)
+        definitions = [r for r in ws.manifest.chunks_named([last]) if r.path in files
+                       and (qualifier is None or (r.parent_symbol or "").split(".")[-1].split("::")[-1] == qualifier)]
+        if found is None and not definitions:
+            continue
+        weight = _idf(total, len(found) if found else len({r.path for r in definitions}))
+        for row in definitions:
+            scores[row.point_id] = scores.get(row.point_id, 0.0) + DEFINITION_BONUS * weight
+            spans[row.point_id] = row.end_line - row.start_line
+        for path, lines in (found or {}).items():
+            for row in {chunks.at(path, ln) for ln in lines} - {None}:
+                scores[row.point_id] = scores.get(row.point_id, 0.0) + weight
+                spans[row.point_id] = row.end_line - row.start_line
+    out.identifier = _ranked(scores, spans)
+    return out
+
+
+def _ranked(scores: dict[str, float], spans: dict[str, int]) -> list[str]:
+    """Best first; among equals the shorter chunk, where the match is a larger share of the text."""
+    return sorted(scores, key=lambda pid: (-scores[pid], spans[pid], pid))[:LIST_LIMIT]

@@ -1,0 +1,64 @@
+"""What a query's wording says about the answer it wants: quoted literals, identifiers, and whether
+it asks for tests, documentation or examples rather than the implementation."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+# "..." `...` “...” ‘...’ always quote; '...' only when the quote is not inside a word
+# ("the browser's cache" holds no literal).
+_QUOTED = re.compile(r'"([^"\n]+)"|`([^`\n]+)`|“([^”\n]+)”|‘([^’\n]+)’|(?<![\w])\'([^\'\n]+)\'(?![\w])')
+MIN_LITERAL_CHARS = 3
+# Code-shaped words: snake_case, camelCase / PascalCase with two humps, dotted or ::-joined
+# paths, a call with parentheses. A plain word ("router", "Value") is left to BM25 and the
+# embedder: it is prose as often as it is a name.
+_WORD = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*(?:\(\))?")
+_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2}[a-z]")
+
+_TEST_WORDS = re.compile(r"\b(tests?|testing|tested|spec|specs|fixtures?|pytest|unittest|assert\w*)\b", re.I)
+_DOC_WORDS = re.compile(
+    r"\b(documentation|documented|docs?|readme|changelog|change ?log|release notes|tutorial|guide|manual|"
+    r"faq|howto)\b", re.I)
+_EXAMPLE_WORDS = re.compile(r"\b(examples?|demos?|samples?|snippet)\b", re.I)
+
+
+@dataclass(frozen=True, slots=True)
+class QueryIntent:
+    """The parts of a query that ranking reads."""
+
+    literals: tuple[str, ...]  # quoted strings, as written
+    identifiers: tuple[str, ...]  # code-shaped words ("MultiDict.getlist", "to_value", "die")
+    asks_tests: bool
+    asks_docs: bool
+    asks_examples: bool
+
+
+def is_identifier(word: str) -> bool:
+    """True when ``word`` is shaped like code rather than prose."""
+    if word.endswith("()"):
+        return True
+    if "." in word or "::" in word:  # "MultiDict.getlist", "Map::entry"; not "e.g"
+        return all(len(part) > 1 for part in re.split(r"\.|::", word))
+    bare = word.strip("$")
+    return ("_" in bare.strip("_") and len(bare) > 2) or bool(_CAMEL.search(bare))
+
+
+def parse_query(query: str) -> QueryIntent:
+    """Split a query into the signals ranking uses (never raises)."""
+    literals: list[str] = []
+    for m in _QUOTED.finditer(query):
+        text = next(g for g in m.groups() if g is not None).strip()
+        if len(text) >= MIN_LITERAL_CHARS and any(ch.isalnum() for ch in text) and text not in literals:
+            literals.append(text)
+    identifiers: list[str] = []
+    for m in _WORD.finditer(query):
+        word = m.group(0)
+        if is_identifier(word):
+            word = word.removesuffix("()")
+            if word not in identifiers:
+                identifiers.append(word)
+    return QueryIntent(
+        literals=tuple(literals), identifiers=tuple(identifiers),
+        asks_tests=bool(_TEST_WORDS.search(query)), asks_docs=bool(_DOC_WORDS.search(query)),
+        asks_examples=bool(_EXAMPLE_WORDS.search(query)),
+    )
