@@ -1,10 +1,11 @@
 """The knobs of search ranking, in one typed value: fusion weights, priors, exact-match and graph
 evidence, diversity.
 
-The defaults were chosen on the dev set and checked on git histories (``docs/benchmarks.md``). A
-workspace may carry its own fusion weights in ``.probe/config.json`` under ``"ranking"`` (written
-by ``probe eval --tune``, removed by ``probe eval --untune``); anything not stored there keeps the
-default.
+The defaults were chosen on the dev set and checked on git histories (``docs/benchmarks.md``).
+They are the same for every repository: per-repository weights tuned on a repository's git history
+were considered and left out, because the history score disagrees with the dev set on exactly the
+fusion weights such tuning would change (``docs/benchmarks.md``, "Does the history track the dev set").
+Benchmarks pass variants to ``search(..., ranking=...)``.
 """
 from __future__ import annotations
 
@@ -12,11 +13,6 @@ import dataclasses
 from dataclasses import dataclass
 
 from ..errors import ConfigError
-
-CONFIG_KEY = "ranking"
-# What ``probe eval --tune`` may store per repository: the fusion weights only. Priors and the
-# other signals are principled defaults that must not drift per corpus.
-TUNABLE = ("dense_weight", "sparse_weight", "literal_weight", "identifier_weight")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,8 +30,8 @@ class RankingSettings:
     example_penalty: float = 0.75  # examples/demos, unless the query asks for an example
     # Diversity: at most this many ranges of one file in the answer (0: no limit).
     per_file_cap: int = 0
-    # Graph evidence: a candidate whose symbol-graph neighbours are also strong candidates gains
-    # this share of their scores (0: off).
+    # Graph evidence: RRF weight of the list of the top hits' callers, callees and related types
+    # (0: off); the top hits themselves keep their places (graph_evidence.py).
     graph_weight: float = 0.5
 
     def to_dict(self) -> dict:
@@ -46,12 +42,13 @@ class RankingSettings:
 
     @classmethod
     def from_dict(cls, data: dict | None, base: "RankingSettings | None" = None) -> "RankingSettings":
-        """Settings from a (possibly partial) dict; unknown keys or bad values are a ``ConfigError``."""
+        """``base`` (default: the defaults) with the changes in ``data``; unknown keys or bad values are a
+        ``ConfigError``."""
         base = base or DEFAULT_RANKING
         if not data:
             return base
         if not isinstance(data, dict):
-            raise ConfigError(f"{CONFIG_KEY!r} in .probe/config.json must be an object")
+            raise ConfigError("ranking settings must be an object")
         known = {f.name: f for f in dataclasses.fields(cls)}
         unknown = sorted(set(data) - set(known))
         if unknown:
@@ -66,8 +63,3 @@ class RankingSettings:
 
 
 DEFAULT_RANKING = RankingSettings()
-
-
-def ranking_for(config_extra: dict) -> RankingSettings:
-    """The ranking a workspace uses: the defaults, with any tuned weights from its config."""
-    return RankingSettings.from_dict(config_extra.get(CONFIG_KEY))

@@ -21,7 +21,7 @@ from .priors import apply_priors
 from .query_intent import parse_query
 from .rank_fusion import fuse
 from .ranges import Range, cap_per_file, drop_overlaps, expand_tiny, merge_hits
-from .ranking import DEFAULT_RANKING, RankingSettings, ranking_for
+from .ranking import DEFAULT_RANKING, RankingSettings
 from .snippets import FileLines
 
 EXPAND_TOP = 5  # the top hits get their tiny neighbours folded in
@@ -127,7 +127,7 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
            filters: dict | SearchFilters | None = None, ranking: RankingSettings | None = None) -> SearchResponse:
     """Answer a natural-language or identifier query over the workspace's index.
 
-    ``ranking``: the fusion and prior settings (default: the workspace's, see ``ranking.py``)."""
+    ``ranking``: the fusion and prior settings (default: ``DEFAULT_RANKING``; benchmarks compare variants)."""
     t0 = time.perf_counter()
     check_query(query, top_k, mode)
     flt = filters if isinstance(filters, SearchFilters) else SearchFilters.from_dict(filters)
@@ -135,7 +135,7 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
     from ..indexing.indexer import check_identity
 
     check_identity(ws, adopt=False)
-    ranking = ranking or ranking_for(ws.config.extra)
+    ranking = ranking or DEFAULT_RANKING
     man = ws.manifest
     key = (ws.workspace_id, man.generation, ws.state_version, ranking, query, top_k, mode,
            instruction, json.dumps(dataclasses.asdict(flt), sort_keys=True))
