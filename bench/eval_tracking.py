@@ -125,7 +125,14 @@ def main() -> int:
     ap.add_argument("--scorer", type=Path, default=ROOT.parent / "shared/eval/score.py")
     ap.add_argument("--history", type=Path, action="append", required=True, help="a git repository with a Probe index")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--variant", action="append", default=[],
+                    help="score these instead of the ablations: NAME or NAME=key=value,... (repeatable)")
     args = ap.parse_args()
+    if args.variant:
+        VARIANTS.clear()
+        for spec in args.variant:
+            name, _, rest = spec.partition("=")
+            VARIANTS[name] = {k: float(v) for k, _, v in (item.partition("=") for item in rest.split(",") if item)}
 
     dev = dev_scores(args.corpus_root, args.queries, args.scorer)
     hist, reports = history_scores(args.history)

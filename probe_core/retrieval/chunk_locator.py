@@ -8,9 +8,14 @@ from ..workspace import Workspace
 class ChunkLocator:
     """Line → innermost live chunk, per file; each file's chunk rows are read from the manifest once."""
 
-    def __init__(self, ws: Workspace) -> None:
+    def __init__(self, ws: Workspace, priors: dict[str, float] | None = None) -> None:
         self._ws = ws
         self._rows: dict[str, list[ChunkRow]] = {}
+        self._priors = priors or {}
+
+    def prior(self, path: str) -> float:
+        """How much a match in ``path`` counts (its kind prior; 1.0 when none was given)."""
+        return self._priors.get(path, 1.0)
 
     def at(self, path: str, line: int) -> ChunkRow | None:
         """The smallest live chunk of ``path`` containing ``line`` (None: no chunk, e.g. a blank line)."""

@@ -21,7 +21,7 @@ from ..errors import ProbeError
 from ..scan import read_text
 from ..workspace import Workspace
 from .chunk_locator import ChunkLocator
-from .query_intent import QueryIntent
+from .query_intent import QueryIntent, is_identifier
 
 LIST_LIMIT = 20  # chunks per exact-match list: deeper ranks add almost nothing under RRF
 # A literal found in more files than this is a common phrase, not a fingerprint: it is left out
@@ -29,6 +29,12 @@ LIST_LIMIT = 20  # chunks per exact-match list: deeper ranks add almost nothing 
 MAX_LITERAL_FILES = 12
 MAX_IDENTIFIER_FILES = 40
 DEFINITION_BONUS = 2.0  # the chunk that defines a name outranks the chunks that use it
+# A message is often defined once, under a name (`KeyMustBeAString => "key must be a string"`,
+# `MSG_X = "..."`), and raised where that name is used: the uses of a code-shaped name on the
+# literal's line count like the literal itself (measured: 0.5 and 0 rank them below the tests
+# that assert the message).
+OWNER_SHARE = 1.0
+_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
 
 
 @dataclass(slots=True)
@@ -50,6 +56,14 @@ class IndexedText:
                 pos += len(line)
             self.line_starts = starts
         return bisect.bisect_right(self.line_starts, offset)
+
+    def line(self, number: int) -> str:
+        """The text of a 1-based line (after ``line_of`` has built the offsets)."""
+        starts = self.line_starts or []
+        if not 1 <= number <= len(starts):
+            return ""
+        end = starts[number] if number < len(starts) else len(self.text)
+        return self.text[starts[number - 1]:end]
 
 
 class FileTexts:
@@ -127,28 +141,37 @@ def _split_qualified(name: str) -> tuple[str | None, str]:
     return (parts[-2] if len(parts) > 1 else None), parts[-1]
 
 
-def exact_lists(ws: Workspace, intent: QueryIntent, allowed: Callable[[str, str | None, str | None], bool]) -> ExactLists:
+def exact_lists(ws: Workspace, intent: QueryIntent, allowed: Callable[[str, str | None, str | None], bool],
+                prior: Callable[[str, str | None], float] = lambda _path, _kind: 1.0) -> ExactLists:
     """The exact-match lists for ``intent`` over the indexed files that ``allowed(path, language,
-    chunk_kind)`` accepts."""
+    chunk_kind)`` accepts. ``prior(path, chunk_kind)`` scales a file's matches, so that the lists
+    rank like the fused list does (a test that asserts a message after the code that raises it)."""
     out = ExactLists()
     if not intent.literals and not intent.identifiers:
         return out
     indexed = file_texts(ws).current(ws)
     total = max(1, len(indexed))
     files = {p: f for p, f in indexed.items() if allowed(p, f.language, f.chunk_kind)}
-    chunks = ChunkLocator(ws)
+    chunks = ChunkLocator(ws, {p: prior(p, f.chunk_kind) for p, f in files.items()})
 
     scores: dict[str, float] = {}
     spans: dict[str, int] = {}
+    owners: dict[str, float] = {}
     for literal in intent.literals:
-        found = _occurrences(files, re.compile(re.escape(literal), re.I), MAX_LITERAL_FILES)
+        pattern = re.compile(re.escape(literal), re.I)
+        found = _occurrences(files, pattern, MAX_LITERAL_FILES)
         if not found:
             continue
         weight = _idf(total, len(found))
+        _credit(scores, spans, chunks, found, weight)
         for path, lines in found.items():
-            for row in {chunks.at(path, ln) for ln in lines} - {None}:
-                scores[row.point_id] = scores.get(row.point_id, 0.0) + weight
-                spans[row.point_id] = row.end_line - row.start_line
+            if files[path].chunk_kind == "code":
+                for name in _owner_names(files[path], lines, pattern):
+                    owners[name] = max(owners.get(name, 0.0), OWNER_SHARE * weight)
+    for name, weight in owners.items():
+        found = _occurrences(files, _identifier_pattern(name), MAX_IDENTIFIER_FILES)
+        if found:
+            _credit(scores, spans, chunks, found, weight)
     out.literal = _ranked(scores, spans)
 
     scores, spans = {}, {}
@@ -161,14 +184,31 @@ def exact_lists(ws: Workspace, intent: QueryIntent, allowed: Callable[[str, str 
             continue
         weight = _idf(total, len(found) if found else len({r.path for r in definitions}))
         for row in definitions:
-            scores[row.point_id] = scores.get(row.point_id, 0.0) + DEFINITION_BONUS * weight
+            scores[row.point_id] = scores.get(row.point_id, 0.0) + DEFINITION_BONUS * weight * chunks.prior(row.path)
             spans[row.point_id] = row.end_line - row.start_line
-        for path, lines in (found or {}).items():
-            for row in {chunks.at(path, ln) for ln in lines} - {None}:
-                scores[row.point_id] = scores.get(row.point_id, 0.0) + weight
-                spans[row.point_id] = row.end_line - row.start_line
+        _credit(scores, spans, chunks, found or {}, weight)
     out.identifier = _ranked(scores, spans)
     return out
+
+
+def _credit(scores: dict[str, float], spans: dict[str, int], chunks: ChunkLocator, found: dict[str, list[int]],
+            weight: float) -> None:
+    """Add ``weight`` to every chunk holding one of the ``found`` lines (once per chunk)."""
+    for path, lines in found.items():
+        for row in {chunks.at(path, ln) for ln in lines} - {None}:
+            scores[row.point_id] = scores.get(row.point_id, 0.0) + weight * chunks.prior(path)
+            spans[row.point_id] = row.end_line - row.start_line
+
+
+def _owner_names(f: IndexedText, lines: list[int], literal: re.Pattern) -> set[str]:
+    """Code-shaped names on the lines that hold a literal, outside the literal itself."""
+    names: set[str] = set()
+    for number in set(lines):
+        rest = literal.sub(" ", f.line(number))
+        for word in _NAME.findall(rest):
+            if is_identifier(word):
+                names.add(re.split(r"\.|::", word)[-1])
+    return names
 
 
 def _ranked(scores: dict[str, float], spans: dict[str, int]) -> list[str]:

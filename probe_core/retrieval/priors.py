@@ -1,5 +1,5 @@
 """Priors on what kind of chunk a query wants: the implementation, unless its wording (or a
-``chunk_kinds`` filter) asks for tests, documentation or examples.
+``chunk_kinds`` filter) asks for tests, documentation, examples or how to do something.
 
 Agents ask "how does X work" / "where is X done" to find the code that does X. Tests and examples
 name the same identifiers as that code, and documentation describes the same feature in the same
@@ -27,8 +27,8 @@ def kind_prior(payload: dict, intent: QueryIntent, wanted_kinds: list[str] | Non
         return 1.0  # the filter already says which kind is wanted
     if kind == "test" and not intent.asks_tests:
         return ranking.test_penalty
-    if kind == "doc" and not intent.asks_docs:
-        return ranking.doc_penalty
+    if kind == "doc" and not (intent.asks_docs or intent.asks_howto or intent.asks_examples):
+        return ranking.doc_penalty  # READMEs and guides hold the examples and the how-tos
     if kind == "code" and not intent.asks_examples and is_example_path(payload.get("file_path", "")):
         return ranking.example_penalty
     return 1.0

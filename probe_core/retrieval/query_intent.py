@@ -20,6 +20,9 @@ _DOC_WORDS = re.compile(
     r"\b(documentation|documented|docs?|readme|changelog|change ?log|release notes|tutorial|guide|manual|"
     r"faq|howto)\b", re.I)
 _EXAMPLE_WORDS = re.compile(r"\b(examples?|demos?|samples?|snippet)\b", re.I)
+# A user's how-to question ("how do I deploy it behind nginx", "should I use X") is answered by a
+# guide; a question about how the code behaves ("how does the router match") by the code.
+_HOWTO = re.compile(r"\b(how (do|can|should|would) (i|we|you)|how to|should (i|we)|can (i|we)|do (i|we) need)\b", re.I)
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,8 +32,9 @@ class QueryIntent:
     literals: tuple[str, ...]  # quoted strings, as written
     identifiers: tuple[str, ...]  # code-shaped words ("MultiDict.getlist", "to_value", "die")
     asks_tests: bool
-    asks_docs: bool
+    asks_docs: bool  # names documentation (docs, readme, changelog, guide...)
     asks_examples: bool
+    asks_howto: bool  # a user's how-to question, which guides answer as often as code
 
 
 def is_identifier(word: str) -> bool:
@@ -60,5 +64,5 @@ def parse_query(query: str) -> QueryIntent:
     return QueryIntent(
         literals=tuple(literals), identifiers=tuple(identifiers),
         asks_tests=bool(_TEST_WORDS.search(query)), asks_docs=bool(_DOC_WORDS.search(query)),
-        asks_examples=bool(_EXAMPLE_WORDS.search(query)),
+        asks_examples=bool(_EXAMPLE_WORDS.search(query)), asks_howto=bool(_HOWTO.search(query)),
     )

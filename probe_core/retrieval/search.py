@@ -17,7 +17,7 @@ from ..workspace import Workspace
 from .cache import LruCache
 from .graph_evidence import HUBS as GRAPH_HUBS, graph_list
 from .literals import exact_lists
-from .priors import apply_priors
+from .priors import apply_priors, kind_prior
 from .query_intent import parse_query
 from .rank_fusion import fuse
 from .ranges import Range, cap_per_file, drop_overlaps, expand_tiny, merge_hits
@@ -222,7 +222,8 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
     lists: dict[str, tuple[list[str], float]] = {}
     live_tree = _exact_lists_apply(ws, flt)  # the extra lists read the checked-out tree
     if hits and live_tree:
-        exact = exact_lists(ws, intent, _allowed(flt, paths))
+        exact = exact_lists(ws, intent, _allowed(flt, paths), lambda path, kind: kind_prior(
+            {"file_path": path, "chunk_kind": kind}, intent, flt.chunk_kinds, ranking))
         lists = {"literal": (exact.literal, ranking.literal_weight),
                  "identifier": (exact.identifier, ranking.identifier_weight)}
     hits = fuse(hits, lists, ranking, ws.manifest.chunk_payloads)
