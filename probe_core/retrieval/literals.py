@@ -46,6 +46,15 @@ class IndexedText:
     chunk_kind: str | None
     text: str
     line_starts: list[int] | None = None  # offsets of each line's start, built on the first match
+    folded: str | None = None  # the text lowercased, built on the first case-blind scan
+
+    def holds(self, needle: str, *, case: bool) -> bool:
+        """A fast substring test before any regular expression runs."""
+        if case:
+            return needle in self.text
+        if self.folded is None:
+            self.folded = self.text.lower()
+        return needle.lower() in self.folded
 
     def line_of(self, offset: int) -> int:
         """1-based line of a character offset, counted the way the chunker counts (``splitlines``)."""
@@ -119,10 +128,14 @@ def _idf(files_total: int, files_with: int) -> float:
     return math.log(1.0 + files_total / max(1, files_with))
 
 
-def _occurrences(files: dict[str, IndexedText], pattern: re.Pattern, max_files: int) -> dict[str, list[int]] | None:
-    """path → matching lines; None when the pattern is in more than ``max_files`` files."""
+def _occurrences(files: dict[str, IndexedText], needle: str, pattern: re.Pattern, max_files: int, *,
+                 case: bool) -> dict[str, list[int]] | None:
+    """path → lines matching ``pattern``; None when more than ``max_files`` files hold it. ``needle``
+    is the plain text the pattern needs (a substring test rules most files out cheaply)."""
+    holding = [path for path, f in files.items() if f.holds(needle, case=case)]
     found: dict[str, list[int]] = {}
-    for path, f in files.items():
+    for path in holding:
+        f = files[path]
         lines = [f.line_of(m.start()) for m in pattern.finditer(f.text)]
         if lines:
             found[path] = lines
@@ -159,7 +172,7 @@ def exact_lists(ws: Workspace, intent: QueryIntent, allowed: Callable[[str, str 
     owners: dict[str, float] = {}
     for literal in intent.literals:
         pattern = re.compile(re.escape(literal), re.I)
-        found = _occurrences(files, pattern, MAX_LITERAL_FILES)
+        found = _occurrences(files, literal, pattern, MAX_LITERAL_FILES, case=False)
         if not found:
             continue
         weight = _idf(total, len(found))
@@ -169,7 +182,7 @@ def exact_lists(ws: Workspace, intent: QueryIntent, allowed: Callable[[str, str 
                 for name in _owner_names(files[path], lines, pattern):
                     owners[name] = max(owners.get(name, 0.0), OWNER_SHARE * weight)
     for name, weight in owners.items():
-        found = _occurrences(files, _identifier_pattern(name), MAX_IDENTIFIER_FILES)
+        found = _occurrences(files, name, _identifier_pattern(name), MAX_IDENTIFIER_FILES, case=True)
         if found:
             _credit(scores, spans, chunks, found, weight)
     out.literal = _ranked(scores, spans)
@@ -177,7 +190,7 @@ def exact_lists(ws: Workspace, intent: QueryIntent, allowed: Callable[[str, str 
     scores, spans = {}, {}
     for name in intent.identifiers:
         qualifier, last = _split_qualified(name)
-        found = _occurrences(files, _identifier_pattern(name), MAX_IDENTIFIER_FILES)
+        found = _occurrences(files, name, _identifier_pattern(name), MAX_IDENTIFIER_FILES, case=True)
         definitions = [r for r in ws.manifest.chunks_named([last]) if r.path in files
                        and (qualifier is None or (r.parent_symbol or "").split(".")[-1].split("::")[-1] == qualifier)]
         if found is None and not definitions:
