@@ -8,7 +8,6 @@ import pytest
 from probe_core import Workspace, index_workspace, search
 from probe_core.retrieval.ranking import DEFAULT_RANKING
 
-from ..conftest import write_tree
 
 SHOP = {
     "src/payments/errors.py": '''"""Payment errors and their messages."""
@@ -78,6 +77,13 @@ def test_declined_message():
     assert ERR_DECLINED == "the card was declined by the issuer"
 ''',
 }
+
+def write_tree(root, files):
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    return root
+
 
 OFF = DEFAULT_RANKING.replace(literal_weight=0, identifier_weight=0, doc_penalty=1, example_penalty=1,
                               graph_weight=0)
