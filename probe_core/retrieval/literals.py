@@ -189,10 +189,9 @@ def exact_lists(ws: Workspace, intent: QueryIntent, allowed: Callable[[str, str 
 
     scores, spans = {}, {}
     for name in intent.identifiers:
-        qualifier, last = _split_qualified(name)
         found = _occurrences(files, name, _identifier_pattern(name), MAX_IDENTIFIER_FILES, case=True)
-        definitions = [r for r in ws.manifest.chunks_named([last]) if r.path in files
-                       and (qualifier is None or (r.parent_symbol or "").split(".")[-1].split("::")[-1] == qualifier)]
+        definitions = [row for path, line in _definitions(ws, name) if path in files
+                       and (row := chunks.at(path, line)) is not None]
         if found is None and not definitions:
             continue
         weight = _idf(total, len(found) if found else len({r.path for r in definitions}))
@@ -211,6 +210,20 @@ def _credit(scores: dict[str, float], spans: dict[str, int], chunks: ChunkLocato
         for row in {chunks.at(path, ln) for ln in lines} - {None}:
             scores[row.point_id] = scores.get(row.point_id, 0.0) + weight * chunks.prior(path)
             spans[row.point_id] = row.end_line - row.start_line
+
+
+def _definitions(ws: Workspace, name: str) -> list[tuple[str, int]]:
+    """(path, line) of the definitions ``name`` means, from the symbol graph: ``Type.method`` the
+    method of that type; when the type has no such member (``comparer.structural``: a key of an
+    object), the qualifier's own definition, which holds it."""
+    from ..intel.build import graph_store
+
+    graph = graph_store(ws)
+    qualifier, last = _split_qualified(name)
+    found = [s for s in graph.symbols_named(last) if qualifier is None or (s.owner or "").split("::")[-1] == qualifier]
+    if not found and qualifier is not None:
+        found = graph.symbols_named(qualifier)
+    return [(s.path, s.line) for s in found]
 
 
 def _owner_names(f: IndexedText, lines: list[int], literal: re.Pattern) -> set[str]:
