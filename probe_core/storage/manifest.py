@@ -51,7 +51,6 @@ CREATE TABLE IF NOT EXISTS chunks (
 );
 CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, start_line);
 CREATE INDEX IF NOT EXISTS chunks_dense ON chunks(has_dense);
-CREATE INDEX IF NOT EXISTS chunks_symbol ON chunks(symbol);
 -- the version of each file a branch had when it was last indexed (checked out)
 CREATE TABLE IF NOT EXISTS branch_files (
     branch TEXT NOT NULL,
@@ -243,18 +242,6 @@ class Manifest:
             rows = self._db.execute(
                 "SELECT path, file_hash, language, chunk_kind FROM files WHERE last_error IS NULL").fetchall()
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
-
-    def chunks_named(self, names: list[str]) -> list[ChunkRow]:
-        """The live chunks whose symbol is one of ``names`` (definitions, for identifier queries)."""
-        if not names:
-            return []
-        marks = ",".join("?" * len(names))
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT point_id, path, chunk_idx, start_line, end_line, chunk_hash, symbol, symbol_kind,"
-                f" parent_symbol, is_fragment FROM chunks WHERE symbol IN ({marks}) AND live=1"
-                " ORDER BY path, start_line", list(names)).fetchall()
-        return [ChunkRow(*r[:9], bool(r[9])) for r in rows]
 
     def chunk_payloads(self, point_ids: list[str]) -> dict[str, dict]:
         """The store payload fields ranking reads, for live chunks found outside the store's lists."""
