@@ -84,11 +84,14 @@ def main() -> int:
     ap.add_argument("--corpora", help="comma-separated subset")
     ap.add_argument("--json", type=Path, help="write every query's results and metrics here")
     ap.add_argument("--no-context-header", action="store_true", help="ablation: index raw chunk text")
-    ap.add_argument("--hack", action="append", default=[])
+    ap.add_argument("--hack", action="append", default=[], help="MODULE:NAME=PYTHON_VALUE: set a module constant")
     args = ap.parse_args()
-    for h in args.hack:
-        mod, _, rest = h.partition(":"); attr, _, val = rest.partition("=")
-        import importlib; setattr(importlib.import_module(mod), attr, eval(val))
+    for hack in args.hack:  # ablations of constants that are not ranking settings
+        import importlib
+
+        module, _, rest = hack.partition(":")
+        name, _, value = rest.partition("=")
+        setattr(importlib.import_module(module), name, eval(value))  # noqa: S307 - a benchmark's own flag
 
     from probe_core import Workspace, index_workspace
     from probe_core.engine.answers import fit_budget

@@ -26,23 +26,33 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 OFF = {"literal_weight": 0, "identifier_weight": 0, "doc_penalty": 1, "example_penalty": 1, "graph_weight": 0}
 VARIANTS: dict[str, dict] = {
+    # the signals added one by one, from the ranking before issue 12 to the default
     "before (no new signal)": OFF,
     "+ quoted literals": {**OFF, "literal_weight": 1},
-    "+ identifiers": {**OFF, "identifier_weight": 1},
-    "+ literals + identifiers": {**OFF, "literal_weight": 1, "identifier_weight": 1},
-    "+ exact + docs x0.8": {**OFF, "literal_weight": 1, "identifier_weight": 1, "doc_penalty": 0.8},
-    "+ exact + docs x0.5": {**OFF, "literal_weight": 1, "identifier_weight": 1, "doc_penalty": 0.5},
-    "+ exact + docs x0.3": {**OFF, "literal_weight": 1, "identifier_weight": 1, "doc_penalty": 0.3},
-    "+ exact + docs x0.5 + examples x0.75": {**OFF, "literal_weight": 1, "identifier_weight": 1, "doc_penalty": 0.5,
-                                             "example_penalty": 0.75},
-    "default (+ graph 0.5)": {},
-    "graph 0.3": {"graph_weight": 0.3},
-    "graph 1.0": {"graph_weight": 1.0},
-    "no test prior": {"test_penalty": 1.0},
-    "per-file cap 3": {"per_file_cap": 3},
+    "+ identifiers": {**OFF, "literal_weight": 1, "identifier_weight": 1},
+    "+ docs prior x0.5": {**OFF, "literal_weight": 1, "identifier_weight": 1, "doc_penalty": 0.5},
+    "+ examples prior x0.75": {**OFF, "literal_weight": 1, "identifier_weight": 1, "doc_penalty": 0.5,
+                               "example_penalty": 0.75},
+    "+ graph neighbours (default)": {},
+    # each signal left out of the default
+    "default without literals": {"literal_weight": 0},
+    "default without identifiers": {"identifier_weight": 0},
+    "default without docs prior": {"doc_penalty": 1},
+    "default without examples prior": {"example_penalty": 1},
+    "default without graph": {"graph_weight": 0},
+    "default without tests prior": {"test_penalty": 1},
+    # other settings tried
+    "docs prior x0.8": {"doc_penalty": 0.8},
+    "docs prior x0.3": {"doc_penalty": 0.3},
+    "tests prior x0.6": {"test_penalty": 0.6},
+    "graph weight 0.3": {"graph_weight": 0.3},
+    "graph weight 1.0": {"graph_weight": 1.0},
+    "literal+identifier weight 2": {"literal_weight": 2.0, "identifier_weight": 2.0},
     "dense:bm25 1:2": {"sparse_weight": 2.0},
+    "dense:bm25 1:1.5": {"sparse_weight": 1.5},
     "dense:bm25 2:1": {"dense_weight": 2.0},
-    "literal+identifier x2": {"literal_weight": 2.0, "identifier_weight": 2.0},
+    "per-file cap 3": {"per_file_cap": 3},
+    "per-file cap 2": {"per_file_cap": 2},
 }
 
 
@@ -127,7 +137,14 @@ def main() -> int:
     ap.add_argument("--json", type=Path)
     ap.add_argument("--variant", action="append", default=[],
                     help="score these instead of the ablations: NAME or NAME=key=value,... (repeatable)")
+    ap.add_argument("--hack", action="append", default=[], help="MODULE:NAME=PYTHON_VALUE: set a module constant")
     args = ap.parse_args()
+    for hack in args.hack:  # ablations of constants that are not ranking settings
+        import importlib
+
+        module, _, rest = hack.partition(":")
+        name, _, value = rest.partition("=")
+        setattr(importlib.import_module(module), name, eval(value))  # noqa: S307 - a benchmark's own flag
     if args.variant:
         VARIANTS.clear()
         for spec in args.variant:

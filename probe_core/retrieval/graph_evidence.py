@@ -3,8 +3,11 @@
 A concept question ("how does a change reach the reactions that depend on it") is rarely answered
 by one function: the answer is a small cluster of code that calls each other or extends one
 another, and the first ranks usually hold one member of it. The callers, callees, subtypes and
-supertypes of the top hits become one more ranked list, fused like the others; a neighbour of
-several strong hits ranks first.
+supertypes of the top hits form one more ranked list (a neighbour of several strong hits first).
+It works on the answer's ranges, after merging: a neighbour inside a range lifts that range, one
+outside every range joins as a range of its own, and the first ranges, which hold the hits the
+neighbours hang from, keep their places. Neighbours never merge into other ranges (measured: fused
+as hits, they stretched and reshuffled the ranges around them).
 """
 from __future__ import annotations
 
@@ -13,6 +16,8 @@ from collections.abc import Callable
 from ..storage.protocol import StoreHit
 from ..workspace import Workspace
 from .chunk_locator import ChunkLocator
+from .rank_fusion import rrf_term
+from .ranges import Range
 
 HUBS = 5  # the top hits whose neighbours gain evidence
 MAX_FANOUT = 12  # a name called from more places than this is a utility, not part of a concept
@@ -65,3 +70,23 @@ def graph_list(ws: Workspace, hits: list[StoreHit], allowed: Callable[[str], boo
             if row is not None and row.point_id not in hub_ids:
                 scores[row.point_id] = scores.get(row.point_id, 0.0) + 1.0 / rank
     return sorted(scores, key=lambda pid: (-scores[pid], pid))[:LIST_LIMIT]
+
+
+def join_neighbours(ranges: list[Range], neighbours: list[StoreHit], weight: float, k: int,
+                    prior: Callable[[StoreHit], float]) -> list[Range]:
+    """``ranges`` with the graph list's evidence: each neighbour (best connected first) lifts the
+    range holding it or becomes a range; the first ``HUBS`` ranges stay where they are."""
+    head, rest = ranges[:HUBS], ranges[HUBS:]
+    for rank, hit in enumerate(neighbours, 1):
+        hit.extra_ranks["graph"] = rank
+        bonus = rrf_term(rank, weight, k) * prior(hit)
+        p = hit.payload
+        start, end, version = int(p["start_line"]), int(p["end_line"]), p.get("file_hash", "")
+        home = next((r for r in ranges if r.path == p["file_path"] and r.version == version
+                     and r.start <= end and start <= r.end), None)
+        if home is None:
+            rest.append(Range(p["file_path"], start, end, hit.score + bonus, [hit], version))
+        elif home not in head:
+            home.score += bonus
+    rest.sort(key=lambda r: -r.score)
+    return head + rest

@@ -15,7 +15,7 @@ from ..records import SearchResult
 from ..storage.protocol import HybridQuery, StoreFilter, StoreHit
 from ..workspace import Workspace
 from .cache import LruCache
-from .graph_evidence import HUBS as GRAPH_HUBS, graph_list
+from .graph_evidence import graph_list, join_neighbours
 from .literals import exact_lists
 from .priors import apply_priors, kind_prior
 from .query_intent import parse_query
@@ -228,22 +228,10 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
                  "identifier": (exact.identifier, ranking.identifier_weight)}
     hits = fuse(hits, lists, ranking, ws.manifest.chunk_payloads)
     hits = apply_priors(hits, intent, flt.chunk_kinds, ranking)
-    if hits and live_tree and ranking.graph_weight:
-        kinds = ws.manifest.indexed_files()
-        allowed = _allowed(flt, paths)
-        wanted = set(flt.chunk_kinds or []) | ({"test"} if intent.asks_tests else set())
-
-        def neighbour_allowed(path: str) -> bool:
-            meta = kinds.get(path)
-            return (meta is not None and allowed(path, meta[1], meta[2])
-                    and (meta[2] != "test" or "test" in wanted))
-        lists["graph"] = (graph_list(ws, hits, neighbour_allowed), ranking.graph_weight)
-        head = hits[:GRAPH_HUBS]  # the hits the neighbours hang from keep their places
-        rest = apply_priors(fuse(hits, lists, ranking, ws.manifest.chunk_payloads), intent, flt.chunk_kinds, ranking)
-        hits = head + [h for h in rest if h not in head]
-
     # only the head is merged into ranges: a long tail of weak hits would stretch the top ranges
     ranges = merge_hits(hits[:max(MERGE_POOL, top_k * 3)])
+    if hits and live_tree and ranking.graph_weight:
+        ranges = _with_graph_neighbours(ws, ranges, hits, intent, flt, paths, ranking)
     effective = mode if mode != "auto" else ("quality" if ws.config.reranker_url else "fast")
     rerank_scores: dict[int, float] = {}
     if effective == "quality":
@@ -270,6 +258,26 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
         notes.insert(0, f"dense vectors cover {coverage:.0%} of chunks; results lean on lexical (BM25) matching "
                         "until embedding finishes")
     return _Ranked(ranges, rerank_scores, notes, status, coverage, effective, cacheable)
+
+
+def _with_graph_neighbours(ws: Workspace, ranges: list[Range], hits: list[StoreHit], intent, flt: SearchFilters,
+                           paths: list[str] | None, ranking: RankingSettings) -> list[Range]:
+    """The ranges with the symbol-graph neighbours of the top hits joined (graph_evidence.py)."""
+    kinds = ws.manifest.indexed_files()
+    allowed = _allowed(flt, paths)
+    wanted = set(flt.chunk_kinds or []) | ({"test"} if intent.asks_tests else set())
+
+    def neighbour_allowed(path: str) -> bool:
+        meta = kinds.get(path)
+        return (meta is not None and allowed(path, meta[1], meta[2])
+                and (meta[2] != "test" or "test" in wanted))
+
+    ids = graph_list(ws, hits, neighbour_allowed)
+    by_id = {h.id: h for h in hits}
+    fetched = ws.manifest.chunk_payloads([i for i in ids if i not in by_id])
+    neighbours = [by_id.get(i) or StoreHit(id=i, score=0.0, payload=fetched[i]) for i in ids if i in by_id or i in fetched]
+    return join_neighbours(ranges, neighbours, ranking.graph_weight, ranking.rrf_k,
+                           lambda h: kind_prior(h.payload, intent, flt.chunk_kinds, ranking))
 
 
 def _exact_lists_apply(ws: Workspace, flt: SearchFilters) -> bool:

@@ -64,3 +64,19 @@ def test_per_file_cap_moves_the_extra_ranges_behind():
     assert [r.path for r in capped[:3]] == ["a.py", "a.py", "b.py"]
     assert len(capped) == len(ranges)
     assert cap_per_file(ranges, 0, 3) == ranges
+
+
+def test_graph_neighbours_lift_their_range_or_join_and_never_pass_the_head():
+    from probe_core.retrieval.graph_evidence import HUBS, join_neighbours
+
+    head = [Range(f"h{i}.py", 1, 10, 1.0 - i / 100, [_hit(f"h{i}")]) for i in range(HUBS)]
+    weak = Range("w.py", 1, 50, 0.001, [_hit("w")])
+    mid = Range("m.py", 1, 50, 0.01, [_hit("m")])
+    inside_weak = _hit("n1", "w.py", 20, 30)
+    elsewhere = _hit("n2", "x.py", 5, 9)
+    in_head = _hit("n3", "h0.py", 2, 3)
+    out = join_neighbours([*head, mid, weak], [inside_weak, elsewhere, in_head], 1.0, 60, lambda _h: 1.0)
+    assert [r.path for r in out[:HUBS]] == [r.path for r in head]
+    assert [r.path for r in out[HUBS:]] == ["w.py", "x.py", "m.py"]  # 1/60 lifts w.py past m.py; x.py joins
+    assert (out[HUBS + 1].start, out[HUBS + 1].end) == (5, 9) and inside_weak.extra_ranks == {"graph": 1}
+    assert len(out) == HUBS + 3  # the neighbour inside a head range adds nothing
