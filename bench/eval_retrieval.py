@@ -40,15 +40,27 @@ def load_scorer(path: Path):
     return mod
 
 
-def parse_variant(spec: str):
-    from probe_core.retrieval.ranking import DEFAULT_RANKING, RankingSettings
-
+def variant_changes(spec: str) -> tuple[str, dict[str, float]]:
+    """``NAME=key=value,key=value`` → (NAME, {key: value}); ``NAME`` alone is the defaults."""
     name, _, rest = spec.partition("=")
-    changes = {}
-    for item in filter(None, rest.split(",")):
-        key, _, value = item.partition("=")
-        changes[key] = float(value)
-    return name, RankingSettings.from_dict(changes, DEFAULT_RANKING)
+    return name, {k: float(v) for k, _, v in (item.partition("=") for item in rest.split(",") if item)}
+
+
+def parse_variant(spec: str):
+    from probe_core.retrieval.ranking import RankingSettings
+
+    name, changes = variant_changes(spec)
+    return name, RankingSettings.from_dict(changes)
+
+
+def apply_hacks(hacks: list[str]) -> None:
+    """``MODULE:NAME=PYTHON_VALUE``: set a module constant (ablations of what is not a ranking setting)."""
+    import importlib
+
+    for hack in hacks:
+        module, _, rest = hack.partition(":")
+        name, _, value = rest.partition("=")
+        setattr(importlib.import_module(module), name, eval(value))  # noqa: S307 - a benchmark's own flag
 
 
 class _QueryVectorCache:
@@ -86,12 +98,7 @@ def main() -> int:
     ap.add_argument("--no-context-header", action="store_true", help="ablation: index raw chunk text")
     ap.add_argument("--hack", action="append", default=[], help="MODULE:NAME=PYTHON_VALUE: set a module constant")
     args = ap.parse_args()
-    for hack in args.hack:  # ablations of constants that are not ranking settings
-        import importlib
-
-        module, _, rest = hack.partition(":")
-        name, _, value = rest.partition("=")
-        setattr(importlib.import_module(module), name, eval(value))  # noqa: S307 - a benchmark's own flag
+    apply_hacks(args.hack)
 
     from probe_core import Workspace, index_workspace
     from probe_core.engine.answers import fit_budget

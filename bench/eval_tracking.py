@@ -139,17 +139,12 @@ def main() -> int:
                     help="score these instead of the ablations: NAME or NAME=key=value,... (repeatable)")
     ap.add_argument("--hack", action="append", default=[], help="MODULE:NAME=PYTHON_VALUE: set a module constant")
     args = ap.parse_args()
-    for hack in args.hack:  # ablations of constants that are not ranking settings
-        import importlib
+    from eval_retrieval import apply_hacks, variant_changes
 
-        module, _, rest = hack.partition(":")
-        name, _, value = rest.partition("=")
-        setattr(importlib.import_module(module), name, eval(value))  # noqa: S307 - a benchmark's own flag
+    apply_hacks(args.hack)
     if args.variant:
         VARIANTS.clear()
-        for spec in args.variant:
-            name, _, rest = spec.partition("=")
-            VARIANTS[name] = {k: float(v) for k, _, v in (item.partition("=") for item in rest.split(",") if item)}
+        VARIANTS.update(variant_changes(spec) for spec in args.variant)
 
     dev = dev_scores(args.corpus_root, args.queries, args.scorer)
     hist, reports = history_scores(args.history)
