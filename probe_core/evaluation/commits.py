@@ -28,8 +28,8 @@ _URL = re.compile(r"\bhttps?://\S+")
 _ISSUE_REF = re.compile(
     r"\(?(?<![\w/])(?:(?:fix(?:es|ed)?|close[sd]?|resolve[sd]?|refs?|see)\s+)?(?:[\w.-]+/[\w.-]+)?#\d+\b\)?", re.I)
 _GH_REF = re.compile(r"\b(?:GH|gh)-\d+\b")
-_CONVENTIONAL = re.compile(r"^(?:feat|fix|docs|style|refactor|perf|test|tests|build|ci|chore|revert)(?:\([^)]*\))?!?:\s*",
-                           re.I)
+_CONVENTIONAL = re.compile(
+    r"^(?:feat|fix|docs|style|refactor|perf|test|tests|build|ci|chore|revert)(?:\([^)]*\))?!?:\s*", re.I)
 _BUMP = re.compile(r"^(?:bump|release|prepare release|version|v?\d+\.\d+(?:\.\d+)?\b)", re.I)
 _WORDS = re.compile(r"[A-Za-z_][A-Za-z0-9_]+")  # numbers ("6.12.3") are not words of a query
 

@@ -21,7 +21,7 @@ from ..errors import ProbeError
 from ..scan import read_text
 from ..workspace import Workspace
 from .chunk_locator import ChunkLocator
-from .query_intent import QueryIntent, is_identifier
+from .query_intent import QueryIntent, identifiers_in
 
 LIST_LIMIT = 20  # chunks per exact-match list: deeper ranks add almost nothing under RRF
 # A literal found in more files than this is a common phrase, not a fingerprint: it is left out
@@ -34,7 +34,6 @@ DEFINITION_BONUS = 2.0  # the chunk that defines a name outranks the chunks that
 # literal's line count like the literal itself (measured: 0.5 and 0 rank them below the tests
 # that assert the message).
 OWNER_SHARE = 1.0
-_NAME = re.compile(r"[A-Za-z_$][\w$]*(?:(?:\.|::)[A-Za-z_$][\w$]*)*")
 
 
 @dataclass(slots=True)
@@ -228,13 +227,8 @@ def _definitions(ws: Workspace, name: str) -> list[tuple[str, int]]:
 
 def _owner_names(f: IndexedText, lines: list[int], literal: re.Pattern) -> set[str]:
     """Code-shaped names on the lines that hold a literal, outside the literal itself."""
-    names: set[str] = set()
-    for number in set(lines):
-        rest = literal.sub(" ", f.line(number))
-        for word in _NAME.findall(rest):
-            if is_identifier(word):
-                names.add(re.split(r"\.|::", word)[-1])
-    return names
+    return {_split_qualified(word)[1] for number in set(lines)
+            for word in identifiers_in(literal.sub(" ", f.line(number)))}
 
 
 def _ranked(scores: dict[str, float], spans: dict[str, int]) -> list[str]:

@@ -47,6 +47,18 @@ def is_identifier(word: str) -> bool:
     return ("_" in bare.strip("_") and len(bare) > 2) or bool(_CAMEL.search(bare))
 
 
+def identifiers_in(text: str) -> list[str]:
+    """The code-shaped words of ``text``, in order, once each, without call parentheses."""
+    out: list[str] = []
+    for m in _WORD.finditer(text):
+        word = m.group(0)
+        if is_identifier(word):
+            word = word.removesuffix("()")
+            if word not in out:
+                out.append(word)
+    return out
+
+
 def parse_query(query: str) -> QueryIntent:
     """Split a query into the signals ranking uses (never raises)."""
     literals: list[str] = []
@@ -54,15 +66,8 @@ def parse_query(query: str) -> QueryIntent:
         text = next(g for g in m.groups() if g is not None).strip()
         if len(text) >= MIN_LITERAL_CHARS and any(ch.isalnum() for ch in text) and text not in literals:
             literals.append(text)
-    identifiers: list[str] = []
-    for m in _WORD.finditer(query):
-        word = m.group(0)
-        if is_identifier(word):
-            word = word.removesuffix("()")
-            if word not in identifiers:
-                identifiers.append(word)
     return QueryIntent(
-        literals=tuple(literals), identifiers=tuple(identifiers),
+        literals=tuple(literals), identifiers=tuple(identifiers_in(query)),
         asks_tests=bool(_TEST_WORDS.search(query)), asks_docs=bool(_DOC_WORDS.search(query)),
         asks_examples=bool(_EXAMPLE_WORDS.search(query)), asks_howto=bool(_HOWTO.search(query)),
     )

@@ -18,7 +18,7 @@ from .cache import LruCache
 from .graph_evidence import graph_list, join_neighbours
 from .literals import exact_lists
 from .priors import apply_priors, kind_prior
-from .query_intent import parse_query
+from .query_intent import QueryIntent, parse_query
 from .rank_fusion import fuse
 from .ranges import Range, cap_per_file, drop_overlaps, expand_tiny, merge_hits
 from .ranking import DEFAULT_RANKING, RankingSettings
@@ -260,8 +260,8 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
     return _Ranked(ranges, rerank_scores, notes, status, coverage, effective, cacheable)
 
 
-def _with_graph_neighbours(ws: Workspace, ranges: list[Range], hits: list[StoreHit], intent, flt: SearchFilters,
-                           paths: list[str] | None, ranking: RankingSettings) -> list[Range]:
+def _with_graph_neighbours(ws: Workspace, ranges: list[Range], hits: list[StoreHit], intent: QueryIntent,
+                           flt: SearchFilters, paths: list[str] | None, ranking: RankingSettings) -> list[Range]:
     """The ranges with the symbol-graph neighbours of the top hits joined (graph_evidence.py)."""
     kinds = ws.manifest.indexed_files()
     allowed = _allowed(flt, paths)
@@ -275,7 +275,8 @@ def _with_graph_neighbours(ws: Workspace, ranges: list[Range], hits: list[StoreH
     ids = graph_list(ws, hits, neighbour_allowed)
     by_id = {h.id: h for h in hits}
     fetched = ws.manifest.chunk_payloads([i for i in ids if i not in by_id])
-    neighbours = [by_id.get(i) or StoreHit(id=i, score=0.0, payload=fetched[i]) for i in ids if i in by_id or i in fetched]
+    neighbours = [by_id.get(i) or StoreHit(id=i, score=0.0, payload=fetched[i])
+                  for i in ids if i in by_id or i in fetched]
     return join_neighbours(ranges, neighbours, ranking.graph_weight, ranking.rrf_k,
                            lambda h: kind_prior(h.payload, intent, flt.chunk_kinds, ranking))
 

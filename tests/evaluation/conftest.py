@@ -58,7 +58,8 @@ def history(tmp_path):
     git(root, "commit", "-qam", "Drop empty pieces when parsing whitespace separated text")
     (root / "src/text.py").write_text(V3)
     git(root, "commit", "-qam", "Add a path separator helper for callers")
-    write_tree(root, {"tests/test_text.py": "from src.text import parse\n\ndef test_parse():\n    assert parse('a') == ['a']\n"})
+    write_tree(root, {"tests/test_text.py":
+                      "from src.text import parse\n\ndef test_parse():\n    assert parse('a') == ['a']\n"})
     git(root, "add", "-A")
     git(root, "commit", "-qm", "Test that parsing keeps single words")
     ws = Workspace.open(root)

@@ -43,4 +43,5 @@ def test_identifiers_are_collected_once_without_call_parentheses():
 ])
 def test_what_the_query_asks_for(query, tests, docs, examples, howto):
     intent = parse_query(query)
-    assert (intent.asks_tests, intent.asks_docs, intent.asks_examples, intent.asks_howto) == (tests, docs, examples, howto)
+    asked = (intent.asks_tests, intent.asks_docs, intent.asks_examples, intent.asks_howto)
+    assert asked == (tests, docs, examples, howto)
