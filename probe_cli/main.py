@@ -178,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
                     help="pass this --root to the server instead of relying on the client's working directory")
     sp.set_defaults(func=cmd_install_mcp)
 
-    from . import intel_verbs, library_verbs, memory_verbs, owner_verbs, prune_verbs, stack_verbs
+    from . import eval_verbs, intel_verbs, library_verbs, memory_verbs, owner_verbs, prune_verbs, stack_verbs
 
     owner_verbs.register(sub)  # stop
 
@@ -187,6 +187,7 @@ def build_parser() -> argparse.ArgumentParser:
     memory_verbs.register(sub)  # memory list|add|update|remove
     library_verbs.register(sub)  # library add|list|index|remove
     prune_verbs.register(sub)  # prune, workspaces
+    eval_verbs.register(sub)  # eval
     return p
 
 

@@ -34,6 +34,10 @@ class SearchFilters(BaseModel):
 class Signals(BaseModel):
     dense_rank: int | None = Field(None, description="Rank in the semantic (embedding) list; null if absent there.")
     bm25_rank: int | None = Field(None, description="Rank in the lexical (BM25) list; null if absent there.")
+    literal_rank: int | None = Field(None, description="Rank among the chunks holding a string the query quotes.")
+    identifier_rank: int | None = Field(
+        None, description="Rank among the chunks defining or using an identifier the query names.")
+    graph_rank: int | None = Field(None, description="Rank among the callers/callees/related types of the top hits.")
     rerank_score: float | None = None
 
 

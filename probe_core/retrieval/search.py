@@ -4,7 +4,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
-import re
 import time
 from dataclasses import dataclass, field
 
@@ -16,20 +15,19 @@ from ..records import SearchResult
 from ..storage.protocol import HybridQuery, StoreFilter, StoreHit
 from ..workspace import Workspace
 from .cache import LruCache
+from .graph_evidence import graph_list, join_neighbours
+from .literals import exact_lists
+from .priors import apply_priors, kind_prior
+from .query_intent import QueryIntent, parse_query
+from .rank_fusion import fuse
+from .ranges import Range, cap_per_file, drop_overlaps, expand_tiny, merge_hits
+from .ranking import DEFAULT_RANKING, RankingSettings
 from .snippets import FileLines
 
-MERGE_GAP = 20  # hits in one file closer than this many lines become one range
-MAX_MERGED_SPAN = 160  # ...as long as the merged range stays readable
 EXPAND_TOP = 5  # the top hits get their tiny neighbours folded in
-TINY_CHUNK = 6
-# Agents search for the implementation far more often than for its tests, and a test names the
-# same identifiers as the code it tests, so test chunks win lexical ties they should not. Unless
-# the query asks for tests, their fused score is scaled down (measured: docs/benchmarks.md).
-TEST_PENALTY = 0.75
-_TEST_WORDS = re.compile(r"\b(tests?|testing|spec|specs|fixtures?|pytest|unittest|assert\w*)\b", re.I)
+MERGE_POOL = 30  # fused hits that become ranges
 MODES = ("fast", "quality", "auto")
-DEFAULT_WEIGHTS = (1.0, 1.0)  # RRF weights (dense, sparse); chosen on the dev set, see docs/benchmarks.md
-RRF_K = 60
+RRF_K = DEFAULT_RANKING.rrf_k
 FILTER_KEYS = ("languages", "chunk_kinds", "include_globs", "exclude_globs", "branch")
 
 _cache = LruCache(512)
@@ -87,20 +85,6 @@ class SearchResponse:
         return out
 
 
-@dataclass(slots=True)
-class _Range:
-    path: str
-    start: int
-    end: int
-    score: float
-    hits: list[StoreHit]
-    version: str = ""  # the file_hash: two branches' versions of a file never merge
-
-    @property
-    def best(self) -> StoreHit:
-        return self.hits[0]
-
-
 def check_query(query: str, top_k: int, mode: str) -> None:
     """The arguments every search checks (a project's and a library's)."""
     if not isinstance(query, str) or not query.strip():
@@ -125,47 +109,12 @@ def file_filter(ws: Workspace, flt: SearchFilters) -> list[str] | None:
     return paths
 
 
-def _merge(hits: list[StoreHit]) -> list[_Range]:
-    """Fold hits that sit close together in one file into one range, keeping fused order."""
-    ranges: list[_Range] = []
-    for h in hits:
-        p = h.payload
-        path, start, end = p["file_path"], int(p["start_line"]), int(p["end_line"])
-        version = p.get("file_hash", "")
-        for r in ranges:
-            if r.path != path or r.version != version:
-                continue
-            if start <= r.end + MERGE_GAP and end >= r.start - MERGE_GAP:
-                new_start, new_end = min(r.start, start), max(r.end, end)
-                if new_end - new_start + 1 <= MAX_MERGED_SPAN:
-                    r.start, r.end = new_start, new_end
-                    r.hits.append(h)
-                    break
-            if start >= r.start and end <= r.end:  # contained (e.g. an overlapping fragment)
-                r.hits.append(h)
-                break
-        else:
-            ranges.append(_Range(path, start, end, h.score, [h], version))
-    return ranges
-
-
-def _expand(ws: Workspace, r: _Range) -> None:
-    """A tiny hit (a one-line constant, a stub) is shown with the chunk around it."""
-    if r.end - r.start + 1 >= TINY_CHUNK:
-        return
-    rows = ws.manifest.chunks_for(r.path)
-    for row in rows:
-        if row.end_line == r.start - 1 or row.start_line == r.end + 1:
-            if row.end_line - row.start_line < 40:
-                r.start, r.end = min(r.start, row.start_line), max(r.end, row.end_line)
-
-
 @dataclass(slots=True)
 class _Ranked:
     """What the cache keeps: the ranked ranges and how they were made. Snippets and ``stale`` are
     not cached: they are read from disk on every call, so an edit shows at once."""
 
-    ranges: list[_Range]
+    ranges: list[Range]
     rerank_scores: dict[int, float]
     notes: list[str]
     status: str
@@ -175,8 +124,10 @@ class _Ranked:
 
 
 def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", instruction: str | None = None,
-           filters: dict | SearchFilters | None = None) -> SearchResponse:
-    """Answer a natural-language or identifier query over the workspace's index."""
+           filters: dict | SearchFilters | None = None, ranking: RankingSettings | None = None) -> SearchResponse:
+    """Answer a natural-language or identifier query over the workspace's index.
+
+    ``ranking``: the fusion and prior settings (default: ``DEFAULT_RANKING``; benchmarks compare variants)."""
     t0 = time.perf_counter()
     check_query(query, top_k, mode)
     flt = filters if isinstance(filters, SearchFilters) else SearchFilters.from_dict(filters)
@@ -184,14 +135,15 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
     from ..indexing.indexer import check_identity
 
     check_identity(ws, adopt=False)
+    ranking = ranking or DEFAULT_RANKING
     man = ws.manifest
-    key = (ws.workspace_id, man.generation, ws.state_version, DEFAULT_WEIGHTS, TEST_PENALTY, query, top_k, mode,
+    key = (ws.workspace_id, man.generation, ws.state_version, ranking, query, top_k, mode,
            instruction, json.dumps(dataclasses.asdict(flt), sort_keys=True))
     ranked = _cache.get(key)
     cached = ranked is not None
     files = FileLines(ws.root)
     if ranked is None:
-        ranked = _rank(ws, query, top_k, mode, instruction, flt, files)
+        ranked = _rank(ws, query, top_k, mode, instruction, flt, files, ranking)
         if ranked.cacheable:
             _cache.put(key, ranked)
 
@@ -204,6 +156,7 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
         stale = any(files.is_stale(h.payload["file_path"], int(h.payload["start_line"]), int(h.payload["end_line"]),
                                    h.payload.get("chunk_hash", ""), branch=read_from) for h in r.hits)
         signals = {"dense_rank": best.dense_rank, "bm25_rank": best.bm25_rank}
+        signals.update({f"{name}_rank": rank for name, rank in best.extra_ranks.items()})
         if id(r) in ranked.rerank_scores:
             signals["rerank_score"] = round(ranked.rerank_scores[id(r)], 6)
         results.append(SearchResult(
@@ -240,8 +193,9 @@ def _branches_of(hit: StoreHit) -> list[str]:
 
 
 def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | None, flt: SearchFilters,
-          files: FileLines) -> _Ranked:
-    """Query the store and order, merge, rerank and expand the hits (everything but disk reads)."""
+          files: FileLines, ranking: RankingSettings) -> _Ranked:
+    """Query the store, fuse its lists with the exact-match lists, apply the priors, then merge,
+    rerank, diversify and expand (everything but disk reads)."""
     counts = ws.manifest.counts()
     coverage = counts["chunks_dense"] / counts["chunks"] if counts["chunks"] else 0.0
     status, notes, cacheable = "healthy", [], True
@@ -252,21 +206,32 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
         except (BackendUnavailable, EmbeddingError) as exc:  # the embedder died: answer lexically, say so, retry next time
             status, cacheable = "degraded", False
             notes.append(f"embedder unavailable ({exc}); lexical (BM25) results only")
+    paths = file_filter(ws, flt)
     store_filter = StoreFilter(
-        workspace_id=ws.workspace_id, file_paths=file_filter(ws, flt), languages=flt.languages,
+        workspace_id=ws.workspace_id, file_paths=paths, languages=flt.languages,
         chunk_kinds=flt.chunk_kinds, branch=flt.branch,
     )
+    prefetch = max(100, top_k * 8)
+    # the fused list is asked for the whole union of both prefetch lists: every candidate comes
+    # back with its rank in each, and rank_fusion adds the exact-match lists to the same formula
     hq = HybridQuery(sparse=sparse.embed_query(query), dense=dense_vec, filter=store_filter,
-                     limit=max(30, top_k * 3), prefetch_limit=max(100, top_k * 8),
-                     rrf_k=RRF_K, weights=DEFAULT_WEIGHTS)
+                     limit=2 * prefetch, prefetch_limit=prefetch,
+                     rrf_k=ranking.rrf_k, weights=(ranking.dense_weight, ranking.sparse_weight))
     hits = ws.store.hybrid_query(hq) if counts["chunks"] else []
-    if TEST_PENALTY != 1.0 and not _TEST_WORDS.search(query) and flt.chunk_kinds != ["test"]:
-        for h in hits:
-            if h.payload.get("chunk_kind") == "test":
-                h.score *= TEST_PENALTY
-        hits.sort(key=lambda h: -h.score)
-
-    ranges = _merge(hits)
+    intent = parse_query(query)
+    lists: dict[str, tuple[list[str], float]] = {}
+    live_tree = _exact_lists_apply(ws, flt)  # the extra lists read the checked-out tree
+    if hits and live_tree:
+        exact = exact_lists(ws, intent, _allowed(flt, paths), lambda path, kind: kind_prior(
+            {"file_path": path, "chunk_kind": kind}, intent, flt.chunk_kinds, ranking))
+        lists = {"literal": (exact.literal, ranking.literal_weight),
+                 "identifier": (exact.identifier, ranking.identifier_weight)}
+    hits = fuse(hits, lists, ranking, ws.manifest.chunk_payloads)
+    hits = apply_priors(hits, intent, flt.chunk_kinds, ranking)
+    # only the head is merged into ranges: a long tail of weak hits would stretch the top ranges
+    ranges = merge_hits(hits[:max(MERGE_POOL, top_k * 3)])
+    if hits and live_tree and ranking.graph_weight:
+        ranges = _with_graph_neighbours(ws, ranges, hits, intent, flt, paths, ranking)
     effective = mode if mode != "auto" else ("quality" if ws.config.reranker_url else "fast")
     rerank_scores: dict[int, float] = {}
     if effective == "quality":
@@ -274,11 +239,12 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
         if note:
             notes.append(note)
             cacheable = cacheable and "did not answer" not in note  # a fallback is worth retrying
-    ranges = ranges[:top_k]
+    ranges = cap_per_file(ranges, ranking.per_file_cap, top_k)
     live = ws.manifest.live_ids([r.best.id for r in ranges[:EXPAND_TOP]])
     for r in ranges[:EXPAND_TOP]:
         if r.best.id in live:  # the manifest's neighbours are the checked-out version's
-            _expand(ws, r)
+            expand_tiny(ws, r)
+    ranges = drop_overlaps(ranges)[:top_k]
 
     if flt.branch and not hits and flt.branch != ws.branch and flt.branch not in ws.manifest.branches():
         known = ", ".join(ws.manifest.branches()) or "none"
@@ -294,8 +260,46 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
     return _Ranked(ranges, rerank_scores, notes, status, coverage, effective, cacheable)
 
 
-def _rerank(ws: Workspace, query: str, instruction: str | None, ranges: list[_Range],
-            files: FileLines) -> tuple[list[_Range], dict[int, float], str | None]:
+def _with_graph_neighbours(ws: Workspace, ranges: list[Range], hits: list[StoreHit], intent: QueryIntent,
+                           flt: SearchFilters, paths: list[str] | None, ranking: RankingSettings) -> list[Range]:
+    """The ranges with the symbol-graph neighbours of the top hits joined (graph_evidence.py)."""
+    kinds = ws.manifest.indexed_files()
+    allowed = _allowed(flt, paths)
+    wanted = set(flt.chunk_kinds or []) | ({"test"} if intent.asks_tests else set())
+
+    def neighbour_allowed(path: str) -> bool:
+        meta = kinds.get(path)
+        return (meta is not None and allowed(path, meta[1], meta[2])
+                and (meta[2] != "test" or "test" in wanted))
+
+    ids = graph_list(ws, hits, neighbour_allowed)
+    by_id = {h.id: h for h in hits}
+    fetched = ws.manifest.chunk_payloads([i for i in ids if i not in by_id])
+    neighbours = [by_id.get(i) or StoreHit(id=i, score=0.0, payload=fetched[i])
+                  for i in ids if i in by_id or i in fetched]
+    return join_neighbours(ranges, neighbours, ranking.graph_weight, ranking.rrf_k,
+                           lambda h: kind_prior(h.payload, intent, flt.chunk_kinds, ranking))
+
+
+def _exact_lists_apply(ws: Workspace, flt: SearchFilters) -> bool:
+    """The exact-match scan reads the checked-out files, so it serves searches of that version."""
+    return flt.branch is None or flt.branch in (ws.branch, ws.manifest.get_meta("last_branch"))
+
+
+def _allowed(flt: SearchFilters, paths: list[str] | None):
+    """The search's filters as a predicate over indexed files (the store applies the same ones):
+    ``allowed(path, language, chunk_kind)``."""
+    path_set = set(paths) if paths is not None else None
+
+    def allowed(path: str, language: str | None, chunk_kind: str | None) -> bool:
+        return ((path_set is None or path in path_set)
+                and (not flt.languages or language in flt.languages)
+                and (not flt.chunk_kinds or chunk_kind in flt.chunk_kinds))
+    return allowed
+
+
+def _rerank(ws: Workspace, query: str, instruction: str | None, ranges: list[Range],
+            files: FileLines) -> tuple[list[Range], dict[int, float], str | None]:
     """Quality mode: rerank the head of the fused list; on timeout keep RRF order (never fail)."""
     if not ws.config.reranker_url:
         return ranges, {}, "no reranker configured: quality mode used RRF order"

@@ -236,6 +236,31 @@ class Manifest:
                 (path,)).fetchall()
         return [ChunkRow(*r[:9], bool(r[9])) for r in rows]
 
+    def indexed_files(self) -> dict[str, tuple[str, str | None, str | None]]:
+        """path → (file_hash, language, chunk_kind) of every checked-out file indexed without an error."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT path, file_hash, language, chunk_kind FROM files WHERE last_error IS NULL").fetchall()
+        return {r[0]: (r[1], r[2], r[3]) for r in rows}
+
+    def chunk_payloads(self, point_ids: list[str]) -> dict[str, dict]:
+        """The store payload fields ranking reads, for live chunks found outside the store's lists."""
+        out: dict[str, dict] = {}
+        with self._lock:
+            for start in range(0, len(point_ids), 500):
+                part = point_ids[start:start + 500]
+                rows = self._db.execute(
+                    "SELECT c.point_id, c.path, c.start_line, c.end_line, c.chunk_hash, c.symbol, c.symbol_kind,"
+                    " c.parent_symbol, c.is_fragment, c.file_hash, f.language, f.chunk_kind"
+                    " FROM chunks c JOIN files f ON f.path = c.path"
+                    f" WHERE c.live=1 AND c.point_id IN ({','.join('?' * len(part))})", part).fetchall()
+                for r in rows:
+                    out[r[0]] = {"file_path": r[1], "start_line": r[2], "end_line": r[3], "chunk_hash": r[4],
+                                 "symbol": r[5], "symbol_kind": r[6], "parent_symbol": r[7],
+                                 "is_fragment": bool(r[8]), "file_hash": r[9], "language": r[10],
+                                 "chunk_kind": r[11]}
+        return out
+
     def dense_donors(self, path: str) -> list[tuple[str, str, str | None, str | None]]:
         """(point_id, chunk_hash, symbol, parent_symbol) of every embedded chunk of any version of ``path``."""
         with self._lock:

@@ -62,6 +62,8 @@ class StoreHit:
     payload: dict
     dense_rank: int | None = None
     bm25_rank: int | None = None
+    # ranks in the lists search adds beside the store's (exact literals, identifiers), by list name
+    extra_ranks: dict = field(default_factory=dict)
 
 
 @dataclass(slots=True)

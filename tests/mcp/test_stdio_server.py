@@ -39,6 +39,8 @@ async def test_tools_schemas_and_initialize_time(repo):
         assert "grep" in s.description and "source" in s.description and "open_file" in s.description
         out_props = s.output_schema["properties"]
         assert {"results", "status", "message", "truncated"} <= set(out_props)
+        signals = s.output_schema["$defs"]["Signals"]["properties"]
+        assert {"dense_rank", "bm25_rank", "literal_rank", "identifier_rank", "graph_rank"} <= set(signals)
         assert set(tools["open_file"].input_schema["properties"]) == {"path", "start_line", "end_line"}
         assert {"lines", "file_hash", "mtime"} <= set(tools["open_file"].output_schema["properties"])
 
@@ -62,6 +64,9 @@ async def test_search_open_file_and_live_changes(repo):
         assert top["path"] == "src/auth/passwords.py"
         assert top["source"] == f"{top['path']}#L{top['start_line']}-L{top['end_line']}"
         assert top["source"] in r.content[0].text  # the text rendering cites it too
+        # the exact-match signal travels through the tool's output schema
+        quoted = (await search(client, 'where does "random salt using PBKDF2" come from', top_k=3))["results"][0]
+        assert quoted["path"] == "src/auth/passwords.py" and quoted["signals"]["literal_rank"] == 1
         lat = []
         for q in ("parse raw HTTP header lines", "route a request to its handler", "limit concurrent requests"):
             t = time.perf_counter()

@@ -1,0 +1,92 @@
+"""Evidence from the symbol graph: the code connected to the strongest hits.
+
+A concept question ("how does a change reach the reactions that depend on it") is rarely answered
+by one function: the answer is a small cluster of code that calls each other or extends one
+another, and the first ranks usually hold one member of it. The callers, callees, subtypes and
+supertypes of the top hits form one more ranked list (a neighbour of several strong hits first).
+It works on the answer's ranges, after merging: a neighbour inside a range lifts that range, one
+outside every range joins as a range of its own, and the first ranges, which hold the hits the
+neighbours hang from, keep their places. Neighbours never merge into other ranges (measured: fused
+as hits, they stretched and reshuffled the ranges around them).
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..storage.protocol import StoreHit
+from ..workspace import Workspace
+from .chunk_locator import ChunkLocator
+from .rank_fusion import rrf_term
+from .ranges import Range
+
+HUBS = 5  # the top hits whose neighbours gain evidence
+MAX_FANOUT = 12  # a name called from more places than this is a utility, not part of a concept
+MAX_DEFINITIONS = 3  # a called name defined more often than this is ambiguous: left out
+LIST_LIMIT = 20
+_DEFINITION_KINDS = frozenset({"function", "method", "class", "struct", "interface", "trait", "enum", "type",
+                               "impl", "macro", "constructor"})
+
+
+def _neighbour_lines(graph, path: str, start: int, end: int, name: str | None,
+                     defines: bool) -> set[tuple[str, int]]:
+    """(path, line) of the definitions this range calls, the call sites of what it defines, and
+    the types its definition extends or is extended by."""
+    out: set[tuple[str, int]] = set()
+    for ref in graph.refs_in(path, start, end, ("call",)):
+        defs = graph.symbols_named(ref.name)
+        if 0 < len(defs) <= MAX_DEFINITIONS:
+            out.update((d.path, d.line) for d in defs)
+    if name and defines:
+        callers = graph.refs_named(name, ("call",))
+        if len(callers) <= MAX_FANOUT:
+            out.update((r.path, r.line) for r in callers)
+        for edge in graph.edges_to(name)[:MAX_FANOUT]:  # subtypes / implementors
+            out.add((edge.path, edge.line))
+        for edge in graph.edges_from(name):  # what it extends
+            parents = graph.symbols_named(edge.parent)
+            if 0 < len(parents) <= MAX_DEFINITIONS:
+                out.update((d.path, d.line) for d in parents)
+    return {(p, ln) for p, ln in out if not (p == path and start <= ln <= end)}
+
+
+def graph_list(ws: Workspace, hits: list[StoreHit], allowed: Callable[[str], bool]) -> list[str]:
+    """Point ids of the chunks connected to the top hits, best connected first."""
+    from ..intel.build import graph_store
+
+    graph = graph_store(ws)
+    chunks = ChunkLocator(ws)
+    scores: dict[str, float] = {}
+    hub_ids = {h.id for h in hits[:HUBS]}
+    for rank, hit in enumerate(hits[:HUBS], 1):
+        p = hit.payload
+        symbol = p.get("symbol")
+        name = symbol.split(".")[-1] if symbol else None
+        defines = p.get("symbol_kind") in _DEFINITION_KINDS
+        for path, line in _neighbour_lines(graph, p["file_path"], int(p["start_line"]), int(p["end_line"]),
+                                           name, defines):
+            if not allowed(path):
+                continue
+            row = chunks.at(path, line)
+            if row is not None and row.point_id not in hub_ids:
+                scores[row.point_id] = scores.get(row.point_id, 0.0) + 1.0 / rank
+    return sorted(scores, key=lambda pid: (-scores[pid], pid))[:LIST_LIMIT]
+
+
+def join_neighbours(ranges: list[Range], neighbours: list[StoreHit], weight: float, k: int,
+                    prior: Callable[[StoreHit], float]) -> list[Range]:
+    """``ranges`` with the graph list's evidence: each neighbour (best connected first) lifts the
+    range holding it or becomes a range; the first ``HUBS`` ranges stay where they are."""
+    head, rest = ranges[:HUBS], ranges[HUBS:]
+    for rank, hit in enumerate(neighbours, 1):
+        hit.extra_ranks["graph"] = rank
+        bonus = rrf_term(rank, weight, k) * prior(hit)
+        p = hit.payload
+        start, end, version = int(p["start_line"]), int(p["end_line"]), p.get("file_hash", "")
+        home = next((r for r in ranges if r.path == p["file_path"] and r.version == version
+                     and r.start <= end and start <= r.end), None)
+        if home is None:
+            rest.append(Range(p["file_path"], start, end, hit.score + bonus, [hit], version))
+        elif home not in head:
+            home.score += bonus
+    rest.sort(key=lambda r: -r.score)
+    return head + rest

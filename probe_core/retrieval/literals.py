@@ -1,0 +1,236 @@
+"""Exact-match evidence: the chunks that contain a string the query quotes, and the chunks that
+define or mention an identifier it names.
+
+Neither BM25 nor the embedder ranks a verbatim error message above a paragraph that paraphrases
+it, so both come back here as ranked lists of their own, fused with the dense and BM25 lists. The
+scan runs over the text of the indexed files, kept in memory and refreshed per file when the
+index changes (a substring scan of a 100k-line repository takes a few milliseconds; measured
+against ripgrep and an SQLite trigram index in ``bench/bench_literals.py``).
+"""
+from __future__ import annotations
+
+import bisect
+import math
+import re
+import threading
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ..errors import ProbeError
+from ..scan import read_text
+from ..workspace import Workspace
+from .chunk_locator import ChunkLocator
+from .query_intent import QueryIntent, identifiers_in
+
+LIST_LIMIT = 20  # chunks per exact-match list: deeper ranks add almost nothing under RRF
+# A literal found in more files than this is a common phrase, not a fingerprint: it is left out
+# (the same reason BM25 weighs a word by its rarity).
+MAX_LITERAL_FILES = 12
+MAX_IDENTIFIER_FILES = 40
+DEFINITION_BONUS = 2.0  # the chunk that defines a name outranks the chunks that use it
+# A message is often defined once, under a name (`KeyMustBeAString => "key must be a string"`,
+# `MSG_X = "..."`), and raised where that name is used: the uses of a code-shaped name on the
+# literal's line count like the literal itself (measured: 0.5 and 0 rank them below the tests
+# that assert the message).
+OWNER_SHARE = 1.0
+
+
+@dataclass(slots=True)
+class IndexedText:
+    """One indexed file's text and the facts filters read."""
+
+    file_hash: str
+    language: str | None
+    chunk_kind: str | None
+    text: str
+    line_starts: list[int] | None = None  # offsets of each line's start, built on the first match
+    folded: str | None = None  # the text lowercased, built on the first case-blind scan
+
+    def holds(self, needle: str, *, case: bool) -> bool:
+        """A fast substring test before any regular expression runs."""
+        if case:
+            return needle in self.text
+        if self.folded is None:
+            self.folded = self.text.lower()
+        return needle.lower() in self.folded
+
+    def line_of(self, offset: int) -> int:
+        """1-based line of a character offset, counted the way the chunker counts (``splitlines``)."""
+        if self.line_starts is None:
+            starts, pos = [], 0
+            for line in self.text.splitlines(keepends=True):
+                starts.append(pos)
+                pos += len(line)
+            self.line_starts = starts
+        return bisect.bisect_right(self.line_starts, offset)
+
+    def line(self, number: int) -> str:
+        """The text of a 1-based line (after ``line_of`` has built the offsets)."""
+        starts = self.line_starts or []
+        if not 1 <= number <= len(starts):
+            return ""
+        end = starts[number] if number < len(starts) else len(self.text)
+        return self.text[starts[number - 1]:end]
+
+
+class FileTexts:
+    """The text of every indexed file of a workspace's checked-out tree, re-read per file when the
+    manifest says its version changed."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, IndexedText] = {}
+        self._key: tuple | None = None
+        self._lock = threading.Lock()
+
+    def current(self, ws: Workspace) -> dict[str, IndexedText]:
+        key = (ws.manifest.generation, ws.state_version)
+        with self._lock:
+            if key != self._key:
+                files: dict[str, IndexedText] = {}
+                for path, (file_hash, language, kind) in ws.manifest.indexed_files().items():
+                    old = self._files.get(path)
+                    if old is not None and old.file_hash == file_hash:
+                        files[path] = old
+                        continue
+                    try:
+                        files[path] = IndexedText(file_hash, language, kind, read_text(ws.root, path))
+                    except (OSError, ProbeError):  # gone since it was indexed: nothing to match
+                        continue
+                self._files, self._key = files, key
+            return self._files
+
+
+_texts: "weakref.WeakKeyDictionary[Workspace, FileTexts]" = weakref.WeakKeyDictionary()
+_texts_lock = threading.Lock()
+
+
+def file_texts(ws: Workspace) -> FileTexts:
+    """The workspace's text cache (one per open workspace, dropped with it)."""
+    with _texts_lock:
+        cache = _texts.get(ws)
+        if cache is None:
+            cache = _texts[ws] = FileTexts()
+        return cache
+
+
+@dataclass(slots=True)
+class ExactLists:
+    """Two ranked lists of point ids: chunks holding a quoted literal, chunks defining or using an
+    identifier of the query."""
+
+    literal: list[str] = field(default_factory=list)
+    identifier: list[str] = field(default_factory=list)
+
+
+def _idf(files_total: int, files_with: int) -> float:
+    return math.log(1.0 + files_total / max(1, files_with))
+
+
+def _occurrences(files: dict[str, IndexedText], needle: str, pattern: re.Pattern, max_files: int, *,
+                 case: bool) -> dict[str, list[int]] | None:
+    """path → lines matching ``pattern``; None when more than ``max_files`` files hold it. ``needle``
+    is the plain text the pattern needs (a substring test rules most files out cheaply)."""
+    holding = [path for path, f in files.items() if f.holds(needle, case=case)]
+    found: dict[str, list[int]] = {}
+    for path in holding:
+        f = files[path]
+        lines = [f.line_of(m.start()) for m in pattern.finditer(f.text)]
+        if lines:
+            found[path] = lines
+            if len(found) > max_files:
+                return None
+    return found
+
+
+def _identifier_pattern(name: str) -> re.Pattern:
+    return re.compile(r"(?<![\w$])" + re.escape(name) + r"(?![\w$])")
+
+
+def _split_qualified(name: str) -> tuple[str | None, str]:
+    """``MultiDict.getlist`` → ("MultiDict", "getlist"); ``Map::entry`` → ("Map", "entry")."""
+    parts = re.split(r"\.|::", name)
+    return (parts[-2] if len(parts) > 1 else None), parts[-1]
+
+
+def exact_lists(ws: Workspace, intent: QueryIntent, allowed: Callable[[str, str | None, str | None], bool],
+                prior: Callable[[str, str | None], float] = lambda _path, _kind: 1.0) -> ExactLists:
+    """The exact-match lists for ``intent`` over the indexed files that ``allowed(path, language,
+    chunk_kind)`` accepts. ``prior(path, chunk_kind)`` scales a file's matches, so that the lists
+    rank like the fused list does (a test that asserts a message after the code that raises it)."""
+    out = ExactLists()
+    if not intent.literals and not intent.identifiers:
+        return out
+    indexed = file_texts(ws).current(ws)
+    total = max(1, len(indexed))
+    files = {p: f for p, f in indexed.items() if allowed(p, f.language, f.chunk_kind)}
+    chunks = ChunkLocator(ws, {p: prior(p, f.chunk_kind) for p, f in files.items()})
+
+    scores: dict[str, float] = {}
+    spans: dict[str, int] = {}
+    owners: dict[str, float] = {}
+    for literal in intent.literals:
+        pattern = re.compile(re.escape(literal), re.I)
+        found = _occurrences(files, literal, pattern, MAX_LITERAL_FILES, case=False)
+        if not found:
+            continue
+        weight = _idf(total, len(found))
+        _credit(scores, spans, chunks, found, weight)
+        for path, lines in found.items():
+            if files[path].chunk_kind == "code":
+                for name in _owner_names(files[path], lines, pattern):
+                    owners[name] = max(owners.get(name, 0.0), OWNER_SHARE * weight)
+    for name, weight in owners.items():
+        found = _occurrences(files, name, _identifier_pattern(name), MAX_IDENTIFIER_FILES, case=True)
+        if found:
+            _credit(scores, spans, chunks, found, weight)
+    out.literal = _ranked(scores, spans)
+
+    scores, spans = {}, {}
+    for name in intent.identifiers:
+        found = _occurrences(files, name, _identifier_pattern(name), MAX_IDENTIFIER_FILES, case=True)
+        definitions = [row for path, line in _definitions(ws, name) if path in files
+                       and (row := chunks.at(path, line)) is not None]
+        if found is None and not definitions:
+            continue
+        weight = _idf(total, len(found) if found else len({r.path for r in definitions}))
+        for row in definitions:
+            scores[row.point_id] = scores.get(row.point_id, 0.0) + DEFINITION_BONUS * weight * chunks.prior(row.path)
+            spans[row.point_id] = row.end_line - row.start_line
+        _credit(scores, spans, chunks, found or {}, weight)
+    out.identifier = _ranked(scores, spans)
+    return out
+
+
+def _credit(scores: dict[str, float], spans: dict[str, int], chunks: ChunkLocator, found: dict[str, list[int]],
+            weight: float) -> None:
+    """Add ``weight`` to every chunk holding one of the ``found`` lines (once per chunk)."""
+    for path, lines in found.items():
+        for row in {chunks.at(path, ln) for ln in lines} - {None}:
+            scores[row.point_id] = scores.get(row.point_id, 0.0) + weight * chunks.prior(path)
+            spans[row.point_id] = row.end_line - row.start_line
+
+
+def _definitions(ws: Workspace, name: str) -> list[tuple[str, int]]:
+    """(path, line) of the definitions ``name`` means, from the symbol graph: ``Type.method`` the
+    method of that type; when the type has no such member (``comparer.structural``: a key of an
+    object), the qualifier's own definition, which holds it."""
+    from ..intel.build import graph_store
+
+    graph = graph_store(ws)
+    qualifier, last = _split_qualified(name)
+    found = [s for s in graph.symbols_named(last) if qualifier is None or (s.owner or "").split("::")[-1] == qualifier]
+    if not found and qualifier is not None:
+        found = graph.symbols_named(qualifier)
+    return [(s.path, s.line) for s in found]
+
+
+def _owner_names(f: IndexedText, lines: list[int], literal: re.Pattern) -> set[str]:
+    """Code-shaped names on the lines that hold a literal, outside the literal itself."""
+    return {_split_qualified(word)[1] for number in set(lines)
+            for word in identifiers_in(literal.sub(" ", f.line(number)))}
+
+
+def _ranked(scores: dict[str, float], spans: dict[str, int]) -> list[str]:
+    """Best first; among equals the shorter chunk, where the match is a larger share of the text."""
+    return sorted(scores, key=lambda pid: (-scores[pid], spans[pid], pid))[:LIST_LIMIT]

@@ -1,0 +1,98 @@
+"""From ranked chunk hits to the ranges an answer shows: nearby hits in one file fold into one
+range, tiny hits absorb their neighbours, and no file takes over the answer."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..storage.protocol import StoreHit
+from ..workspace import Workspace
+
+MERGE_GAP = 20  # hits in one file closer than this many lines become one range
+MAX_MERGED_SPAN = 160  # ...as long as the merged range stays readable
+TINY_CHUNK = 6
+
+
+@dataclass(slots=True)
+class Range:
+    """A span of one file version in the answer, with the hits it holds (best first)."""
+
+    path: str
+    start: int
+    end: int
+    score: float
+    hits: list[StoreHit]
+    version: str = ""  # the file_hash: two branches' versions of a file never merge
+
+    @property
+    def best(self) -> StoreHit:
+        return self.hits[0]
+
+    def overlaps(self, other: "Range") -> bool:
+        return (self.path == other.path and self.version == other.version
+                and self.start <= other.end and other.start <= self.end)
+
+
+def merge_hits(hits: list[StoreHit]) -> list[Range]:
+    """Fold hits that sit close together in one file into one range, keeping fused order."""
+    ranges: list[Range] = []
+    for h in hits:
+        p = h.payload
+        path, start, end = p["file_path"], int(p["start_line"]), int(p["end_line"])
+        version = p.get("file_hash", "")
+        for r in ranges:
+            if r.path != path or r.version != version:
+                continue
+            if start <= r.end + MERGE_GAP and end >= r.start - MERGE_GAP:
+                new_start, new_end = min(r.start, start), max(r.end, end)
+                if new_end - new_start + 1 <= MAX_MERGED_SPAN:
+                    r.start, r.end = new_start, new_end
+                    r.hits.append(h)
+                    break
+            if start >= r.start and end <= r.end:  # contained (e.g. an overlapping fragment)
+                r.hits.append(h)
+                break
+        else:
+            ranges.append(Range(path, start, end, h.score, [h], version))
+    return ranges
+
+
+def expand_tiny(ws: Workspace, r: Range) -> None:
+    """A tiny hit (a one-line constant, a stub) is shown with the chunk around it."""
+    if r.end - r.start + 1 >= TINY_CHUNK:
+        return
+    rows = ws.manifest.chunks_for(r.path)
+    for row in rows:
+        if row.end_line == r.start - 1 or row.start_line == r.end + 1:
+            if row.end_line - row.start_line < 40:
+                r.start, r.end = min(r.start, row.start_line), max(r.end, row.end_line)
+
+
+def drop_overlaps(ranges: list[Range]) -> list[Range]:
+    """A range that overlaps a better one (after merging or expansion) joins it: an answer never
+    shows the same lines twice."""
+    kept: list[Range] = []
+    for r in ranges:
+        home = next((k for k in kept if k.overlaps(r)), None)
+        if home is None:
+            kept.append(r)
+        elif max(home.end, r.end) - min(home.start, r.start) + 1 <= max(MAX_MERGED_SPAN, home.end - home.start + 1):
+            home.start, home.end = min(home.start, r.start), max(home.end, r.end)
+            home.hits.extend(r.hits)
+        else:
+            kept.append(r)  # joining would make an unreadable range: keep both
+    return kept
+
+
+def cap_per_file(ranges: list[Range], cap: int, top_k: int) -> list[Range]:
+    """At most ``cap`` ranges of one file in the first ``top_k`` (the rest move behind them)."""
+    if cap <= 0:
+        return ranges
+    head, tail, seen = [], [], {}
+    for r in ranges:
+        n = seen.get(r.path, 0)
+        if n < cap and len(head) < top_k:
+            head.append(r)
+            seen[r.path] = n + 1
+        else:
+            tail.append(r)
+    return head + tail

@@ -1,0 +1,48 @@
+"""Reciprocal Rank Fusion of the store's two lists (dense, BM25) with the lists search adds itself
+(exact literals, identifiers).
+
+The store fuses dense and BM25 and reports each hit's rank in both; asking it for the whole union
+of its two prefetch lists gives every candidate, so the fusion can be recomputed here with any
+number of extra lists, using Qdrant's own formula (``weight / (k + rank - 1)``, ranks from 1).
+A candidate that only an extra list found gets its payload from the manifest.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..storage.protocol import StoreHit
+from .ranking import RankingSettings
+
+
+def rrf_term(rank: int | None, weight: float, k: int) -> float:
+    """One list's contribution to a candidate's fused score (0 when the list does not have it)."""
+    return weight / (k + rank - 1) if rank else 0.0
+
+
+def fuse(hits: list[StoreHit], extra: dict[str, tuple[list[str], float]], ranking: RankingSettings,
+         payloads: Callable[[list[str]], dict[str, dict]]) -> list[StoreHit]:
+    """All candidates, best first, scored by weighted RRF over the store's lists and ``extra``
+    (list name → (point ids best first, weight))."""
+    by_id = {h.id: h for h in hits}
+    missing = list(dict.fromkeys(pid for ids, weight in extra.values() if weight for pid in ids if pid not in by_id))
+    if missing:
+        for pid, payload in payloads(missing).items():
+            by_id[pid] = StoreHit(id=pid, score=0.0, payload=payload)
+    for name, (ids, weight) in extra.items():
+        if not weight:
+            continue
+        for rank, pid in enumerate(ids, 1):
+            if pid in by_id:
+                by_id[pid].extra_ranks[name] = rank
+    k = ranking.rrf_k
+    weights = {name: weight for name, (_, weight) in extra.items()}
+    for h in by_id.values():
+        h.score = (rrf_term(h.dense_rank, ranking.dense_weight, k) + rrf_term(h.bm25_rank, ranking.sparse_weight, k)
+                   + sum(rrf_term(rank, weights[name], k) for name, rank in h.extra_ranks.items()))
+    return sorted(by_id.values(), key=lambda h: (-h.score, _best_rank(h), h.id))
+
+
+def _best_rank(h: StoreHit) -> int:
+    """Ties (equal fused scores are common: ranks 3 and 5 sum like 5 and 3) go to the hit that one
+    list liked most, then to the point id, so the same index always gives the same answer."""
+    return min([r for r in (h.dense_rank, h.bm25_rank, *h.extra_ranks.values()) if r] or [1 << 30])

@@ -1,0 +1,82 @@
+"""Fusing extra ranked lists with the store's, and shaping hits into ranges."""
+from __future__ import annotations
+
+import pytest
+
+from probe_core.retrieval.rank_fusion import fuse, rrf_term
+from probe_core.retrieval.ranges import Range, cap_per_file, drop_overlaps, merge_hits
+from probe_core.retrieval.ranking import DEFAULT_RANKING
+from probe_core.storage.protocol import StoreHit
+
+
+def _hit(pid, path="a.py", start=1, end=5, dense=None, bm25=None):
+    return StoreHit(id=pid, score=0.0, payload={"file_path": path, "start_line": start, "end_line": end},
+                    dense_rank=dense, bm25_rank=bm25)
+
+
+def test_fusion_uses_qdrants_rrf_formula_and_adds_extra_lists():
+    hits = [_hit("a", dense=1, bm25=3), _hit("b", dense=2)]
+    fetched = []
+
+    def payloads(ids):
+        fetched.extend(ids)
+        return {"c": {"file_path": "c.py", "start_line": 1, "end_line": 2}}
+
+    out = fuse(hits, {"literal": (["c", "b"], 1.0), "off": (["zzz"], 0.0)}, DEFAULT_RANKING, payloads)
+    k = DEFAULT_RANKING.rrf_k
+    scores = {h.id: h.score for h in out}
+    assert scores["a"] == pytest.approx(1 / k + 1 / (k + 2))  # ranks from 1: rank 1 → 1/k (Qdrant's)
+    assert scores["b"] == pytest.approx(1 / (k + 1) + 1 / (k + 1))
+    assert scores["c"] == pytest.approx(1 / k)
+    assert fetched == ["c"]  # a list with weight 0 asks for nothing
+    assert [h.id for h in out] == ["a", "b", "c"]  # 1/60 + 1/62 edges out 2/61
+    assert out[1].extra_ranks == {"literal": 2} and out[2].extra_ranks == {"literal": 1}
+
+
+def test_equal_scores_break_ties_the_same_way_every_time():
+    # dense 3 + bm25 5 and dense 5 + bm25 3 sum alike: the better single rank wins, then the id
+    one = [_hit("x", dense=5, bm25=3), _hit("y", dense=3, bm25=5), _hit("w", dense=4, bm25=4)]
+    two = list(reversed(one))
+    order = [h.id for h in fuse(one, {}, DEFAULT_RANKING, dict)]
+    assert order == [h.id for h in fuse(two, {}, DEFAULT_RANKING, dict)]
+    assert order[-1] == "w" and rrf_term(None, 1.0, 60) == 0.0
+
+
+def test_an_expanded_range_never_repeats_lines_of_a_better_one():
+    big = Range("a.py", 1, 131, 1.0, [_hit("1")])
+    inside = Range("a.py", 17, 22, 0.9, [_hit("2")])
+    other_file = Range("b.py", 17, 22, 0.8, [_hit("3")])
+    other_version = Range("a.py", 17, 22, 0.7, [_hit("4")], version="feature")
+    out = drop_overlaps([big, inside, other_file, other_version])
+    assert [(r.path, r.start, r.end, r.version) for r in out] == [
+        ("a.py", 1, 131, ""), ("b.py", 17, 22, ""), ("a.py", 17, 22, "feature")]
+    assert [h.id for h in out[0].hits] == ["1", "2"]
+
+
+def test_overlapping_ranges_that_would_be_too_long_stay_apart():
+    a, b = Range("a.py", 1, 150, 1.0, [_hit("1")]), Range("a.py", 140, 300, 0.9, [_hit("2")])
+    assert len(drop_overlaps([a, b])) == 2
+
+
+def test_per_file_cap_moves_the_extra_ranges_behind():
+    ranges = merge_hits([_hit(str(i), "a.py", i * 100, i * 100 + 5) for i in range(1, 5)] + [_hit("b", "b.py")])
+    capped = cap_per_file(ranges, 2, top_k=3)
+    assert [r.path for r in capped[:3]] == ["a.py", "a.py", "b.py"]
+    assert len(capped) == len(ranges)
+    assert cap_per_file(ranges, 0, 3) == ranges
+
+
+def test_graph_neighbours_lift_their_range_or_join_and_never_pass_the_head():
+    from probe_core.retrieval.graph_evidence import HUBS, join_neighbours
+
+    head = [Range(f"h{i}.py", 1, 10, 1.0 - i / 100, [_hit(f"h{i}")]) for i in range(HUBS)]
+    weak = Range("w.py", 1, 50, 0.001, [_hit("w")])
+    mid = Range("m.py", 1, 50, 0.01, [_hit("m")])
+    inside_weak = _hit("n1", "w.py", 20, 30)
+    elsewhere = _hit("n2", "x.py", 5, 9)
+    in_head = _hit("n3", "h0.py", 2, 3)
+    out = join_neighbours([*head, mid, weak], [inside_weak, elsewhere, in_head], 1.0, 60, lambda _h: 1.0)
+    assert [r.path for r in out[:HUBS]] == [r.path for r in head]
+    assert [r.path for r in out[HUBS:]] == ["w.py", "x.py", "m.py"]  # 1/60 lifts w.py past m.py; x.py joins
+    assert (out[HUBS + 1].start, out[HUBS + 1].end) == (5, 9) and inside_weak.extra_ranks == {"graph": 1}
+    assert len(out) == HUBS + 3  # the neighbour inside a head range adds nothing
