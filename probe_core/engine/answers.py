@@ -89,6 +89,8 @@ def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "au
         out = library_search(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters)
     else:
         out = search(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters).to_dict()
+    if len(out["results"]) < top_k:  # few or no hits: make sure it is not because the store lost its points
+        _flag_lost_points(ws, out)
     for r in out["results"]:
         shown = len(r["snippet"].split("\n")) if r["snippet"] else 0
         r["snippet_truncated"] = shown < r["end_line"] - r["start_line"] + 1
@@ -100,6 +102,17 @@ def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "au
                 "or ask again with a larger max_tokens")
         out["message"] = f"{out['message']}; {note}" if out.get("message") else note
     return out
+
+
+def _flag_lost_points(ws: Workspace, out: dict) -> None:
+    """An answer from a store that lacks points the manifest lists is ``degraded`` and says what to
+    run (checked only when an answer comes back short, so a full answer costs no extra count)."""
+    from ..indexing.store_check import check_store
+
+    message = check_store(ws).message()
+    if message:
+        out["status"] = "degraded"
+        out["message"] = f"{message}; {out['message']}" if out.get("message") else message
 
 
 def parse_source(ref: str) -> tuple[str, int | None, int | None]:

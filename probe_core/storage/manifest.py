@@ -155,6 +155,11 @@ class Manifest:
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('last_scan_at', ?)", (str(time.time()),))
         return gen
 
+    def mark_scanned(self) -> int:
+        """Record a completed scan that changed nothing: the generation stays. Returns it."""
+        self.set_meta("last_scan_at", str(time.time()))
+        return self.generation
+
     # -- files -------------------------------------------------------------------------------
     def files(self) -> dict[str, FileRow]:
         with self._lock:
