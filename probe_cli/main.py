@@ -206,6 +206,8 @@ def cmd_app(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from probe_core.limits import MAX_TOKENS, TOP_K
+
     p = argparse.ArgumentParser(prog="probe", description="Local hybrid code search for coding agents.")
     p.add_argument("--root", help="workspace root (default: current directory)")
     sub = p.add_subparsers(dest="command")
@@ -227,7 +229,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = with_root(sub.add_parser("search", help="hybrid search over the index"))
     sp.add_argument("query")
-    sp.add_argument("--top-k", type=int, default=12)
+    sp.add_argument("--top-k", type=TOP_K.flag, default=12, metavar="N",
+                    help=f"results to return ({TOP_K.low}-{TOP_K.high}, default 12)")
     sp.add_argument("--mode", choices=["fast", "quality", "auto"], default="auto")
     sp.add_argument("--instruction", help="rerank/query instruction (instruction-aware models)")
     sp.add_argument("--language", action="append", help="only this language (repeatable)")
@@ -235,7 +238,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--include", action="append", help="only paths matching this glob (repeatable)")
     sp.add_argument("--exclude", action="append", help="skip paths matching this glob (repeatable)")
     sp.add_argument("--branch", help='git branch to search: default the checked-out one; "*" every indexed branch')
-    sp.add_argument("--max-tokens", type=int, help="trim the answer to about this many tokens, as the MCP tool does")
+    sp.add_argument("--max-tokens", type=MAX_TOKENS.flag, metavar="N",
+                    help=f"trim the answer to about N tokens ({MAX_TOKENS.low}-{MAX_TOKENS.high}), as the MCP tool does")
     sp.add_argument("--include-libraries", action="store_true",
                     help="also search the reference libraries (`probe library`) and fuse the results")
     sp.add_argument("--json", action="store_true", help="print the result schema as JSON")

@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from typing import Protocol
 
 from ..errors import ConfigError, ProbeError
+from ..limits import MAX_TOKENS
 from .registry import LibraryError
 
 RRF_K = 60
@@ -90,7 +91,7 @@ def search_sources(project: SearchEngine | None, libraries: LibrarySource | None
                    filters: dict | None = None, max_tokens: int | None = None,
                    include_libraries: bool = False) -> dict:
     """Search the selected sources and fuse them (see the module docstring)."""
-    from ..engine.answers import MAX_MAX_TOKENS, MIN_MAX_TOKENS, fit_budget
+    from ..engine.answers import fit_budget
 
     t0 = time.perf_counter()
     want_project, names, want_libraries, rest = select_sources(filters, include_libraries)
@@ -99,9 +100,8 @@ def search_sources(project: SearchEngine | None, libraries: LibrarySource | None
             raise ConfigError("no project is open here; search the libraries with include_libraries")
         return _mark_project(project.search(query, top_k=top_k, mode=mode, instruction=instruction,
                                             filters=rest, max_tokens=max_tokens))
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
-                                   or not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS):
-        raise ConfigError(f"max_tokens must be an integer between {MIN_MAX_TOKENS} and {MAX_MAX_TOKENS}")
+    if max_tokens is not None:
+        MAX_TOKENS.check(max_tokens)
     if libraries is None:
         raise LibraryError("reference libraries are not available in this process")
     engines = libraries.engines(names)  # raises LibraryError for unknown names

@@ -12,10 +12,12 @@ import pathspec
 
 from .. import sparse
 from ..errors import BackendUnavailable, ConfigError, EmbeddingError, ProbeError
+from ..limits import TOP_K
 from ..records import SearchResult
 from ..storage.protocol import HybridQuery, StoreFilter, StoreHit
 from ..workspace import Workspace
 from .cache import LruCache
+from .filter_values import clean_filter_value
 from .snippets import FileLines
 
 MERGE_GAP = 20  # hits in one file closer than this many lines become one range
@@ -62,6 +64,8 @@ class SearchFilters:
                     raise ConfigError("filters.branch must be a string")
             elif not (isinstance(val, list) and all(isinstance(x, str) for x in val)):
                 raise ConfigError(f"filters.{key} must be a list of strings")
+            else:  # languages by alias, globs checked: a value that can match nothing is an error
+                val = clean_filter_value(key, val)
             setattr(out, key, val)
         return out
 
@@ -105,8 +109,7 @@ def check_query(query: str, top_k: int, mode: str) -> None:
     """The arguments every search checks (a project's and a library's)."""
     if not isinstance(query, str) or not query.strip():
         raise ConfigError("query must be a non-empty string")
-    if not isinstance(top_k, int) or not 1 <= top_k <= 100:
-        raise ConfigError("top_k must be an integer between 1 and 100")
+    TOP_K.check(top_k)
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}")
 

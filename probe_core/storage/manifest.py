@@ -166,6 +166,11 @@ class Manifest:
             rows = self._db.execute("SELECT path, mtime_ns, size, file_hash, last_error FROM files").fetchall()
         return {r[0]: FileRow(*r) for r in rows}
 
+    def languages(self) -> set[str]:
+        """The languages of the indexed files (what a language filter can match)."""
+        with self._lock:
+            return {r[0] for r in self._db.execute("SELECT DISTINCT language FROM files WHERE language IS NOT NULL")}
+
     def file_paths(self) -> list[str]:
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT path FROM files ORDER BY path")]
