@@ -286,7 +286,9 @@ def main(argv: list[str] | None = None) -> int:
     from probe_core.errors import ProbeError
 
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # here, not at exit: a reader that left early (`| head`) is handled below
+        return code
     except ProbeError as exc:
         print(f"probe: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -294,6 +296,8 @@ def main(argv: list[str] | None = None) -> int:
         print("probe: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `probe ... | head`: the reader left; not an error worth a message
+        # what is still buffered can never be written: point stdout at /dev/null so the flush at
+        # exit does not print "Exception ignored ... BrokenPipeError"
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as exc:  # a bug: one line unless debugging

@@ -15,8 +15,14 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.syntax import Syntax
 from rich.table import Table
 
-console = Console(stderr=False, soft_wrap=True, highlight=False)
-err_console = Console(stderr=True, soft_wrap=True, highlight=False)
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """rich would exit with status 1 here; ``main`` treats a reader that left as a normal end."""
+        raise BrokenPipeError
+
+
+console = _Console(stderr=False, soft_wrap=True, highlight=False)
+err_console = _Console(stderr=True, soft_wrap=True, highlight=False)
 
 
 def piped() -> bool:
