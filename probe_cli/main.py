@@ -191,11 +191,16 @@ def cmd_mcp(args) -> int:
 
 
 def cmd_install_mcp(args) -> int:
-    from probe_core.install_mcp import install
+    from probe_core.install_mcp import command_warning, install
 
-    for result in install(args.client, args.scope, _root(args), agents_md=args.agents_md, command=args.command,
+    for result in install(args.client, args.scope, _root(args), agents_md=args.agents_md, command=args.server_command,
                           pin_root=args.pin_root):
         print(result.line())
+    if args.server_command and (warning := command_warning(args.server_command)):
+        print(f"probe: warning: {warning}", file=sys.stderr)
+    if args.client == "codex" and args.scope == "project":
+        print("note: Codex reads a project's .codex/config.toml only in projects you trust (it asks when it opens "
+              "one); --scope user works everywhere")
     return 0
 
 
@@ -258,7 +263,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="project: config in the repository; user: in your home directory")
     sp.add_argument("--agents-md", action="store_true",
                     help="also add a short 'when to use Probe' block to AGENTS.md (CLAUDE.md for claude)")
-    sp.add_argument("--command", default="probe", help="the command clients run (default: probe on PATH)")
+    sp.add_argument("--command", dest="server_command", metavar="COMMAND", help="the command clients run (default: the absolute path of this probe, which "
+                                      "works without PATH or an activated virtualenv)")
     sp.add_argument("--pin-root", action="store_true",
                     help="pass this --root to the server instead of relying on the client's working directory")
     sp.set_defaults(func=cmd_install_mcp)
