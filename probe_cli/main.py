@@ -213,7 +213,10 @@ def cmd_app(args) -> int:
 def build_parser() -> argparse.ArgumentParser:
     from probe_core.limits import MAX_TOKENS, TOP_K
 
+    from probe_core import package_version
+
     p = argparse.ArgumentParser(prog="probe", description="Local hybrid code search for coding agents.")
+    p.add_argument("--version", action="version", version=f"probe {package_version()}")
     p.add_argument("--root", help="workspace root (default: current directory)")
     sub = p.add_subparsers(dest="command")
 

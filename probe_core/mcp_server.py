@@ -270,7 +270,10 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
     instructions = INSTRUCTIONS
     if rules_text := memory_instructions(root):
         instructions += "\n\n" + rules_text
-    server = MCPServer(name="probe", instructions=instructions, lifespan=lifespan, log_level="WARNING")
+    from . import package_version
+
+    server = MCPServer(name="probe", version=package_version(), instructions=instructions, lifespan=lifespan,
+                       log_level="WARNING")
     server.probe_engine_slot = slot  # run_stdio closes the engine on SIGTERM
 
     @server.tool(title="Search the codebase", description=SEARCH_DOC, annotations=READ_ONLY)

@@ -95,6 +95,8 @@ def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "au
     for r in out["results"]:
         shown = len(r["snippet"].split("\n")) if r["snippet"] else 0
         r["snippet_truncated"] = shown < r["end_line"] - r["start_line"] + 1
+    # whose similarity scale signals.dense_score is on (fusing a project with libraries compares them)
+    out["embedding_model_id"] = ws.manifest.get_meta("embedding_model_id")
     cut = fit_budget(out["results"], max_tokens)
     out["truncated"] = cut
     if cut["results_dropped"] or cut["snippets_shortened"]:

@@ -206,7 +206,7 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
         read_from = (flt.branch or (other[0] if other else None)) if other is not None else None
         stale = any(files.is_stale(h.payload["file_path"], int(h.payload["start_line"]), int(h.payload["end_line"]),
                                    h.payload.get("chunk_hash", ""), branch=read_from) for h in r.hits)
-        signals = {"dense_rank": best.dense_rank, "bm25_rank": best.bm25_rank}
+        signals = {"dense_rank": best.dense_rank, "bm25_rank": best.bm25_rank, "dense_score": best.dense_score}
         if id(r) in ranked.rerank_scores:
             signals["rerank_score"] = round(ranked.rerank_scores[id(r)], 6)
         results.append(SearchResult(

@@ -55,13 +55,16 @@ class StoreFilter:
 
 @dataclass(slots=True)
 class StoreHit:
-    """A fused hit with the rank it had in each prefetch list (1-based, None if absent)."""
+    """A fused hit with the rank it had in each prefetch list (1-based, None if absent), and its
+    cosine similarity to the query when it is in the dense list (the one score that compares across
+    collections embedded by the same model: reference-library fusion uses it)."""
 
     id: str
     score: float
     payload: dict
     dense_rank: int | None = None
     bm25_rank: int | None = None
+    dense_score: float | None = None
 
 
 @dataclass(slots=True)
