@@ -330,7 +330,7 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
     def index_status() -> Annotated[CallToolResult, StatusOutput]:
         st = _call(slot.get().index_status)
         if slot.libraries is not None:
-            st["libraries"] = _libraries_status(slot.libraries)
+            st["libraries"] = _with_roles(st.get("libraries") or [], slot.libraries)
         return CallToolResult(content=[TextContent(type="text", text=render_status(st))], structured_content=st)
 
     def intel(tool: str, args: dict) -> CallToolResult:
@@ -434,16 +434,14 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
     return server
 
 
-def _libraries_status(pool) -> list[dict]:
-    """Registered libraries with their counts and this process's role for each (never raises)."""
+def _with_roles(libraries: list[dict], pool) -> list[dict]:
+    """The status's libraries (counts, failures) with this process's role for each (never raises)."""
     try:
-        from .libraries import list_libraries
-
         roles = pool.roles()
-        return [{**lib, "role": roles.get(lib["name"])} for lib in list_libraries()]
     except Exception:
-        log.warning("could not list the libraries", exc_info=True)
-        return []
+        log.warning("could not read the libraries' roles", exc_info=True)
+        roles = {}
+    return [{**lib, "role": roles.get(lib["name"])} for lib in libraries]
 
 
 def render_intel(out: dict) -> str:

@@ -62,10 +62,10 @@ def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
 
 
 def _library_summaries() -> list[dict]:
+    """The registered libraries with their counts and unreadable documents (``list_libraries``)."""
     try:
         from ..libraries import list_libraries
 
-        return [{k: lib.get(k) for k in ("name", "files", "files_failed", "chunks", "chunks_embedded")}
-                for lib in list_libraries()]
+        return list_libraries()
     except ProbeError:  # an unreadable registry is `probe library list`'s error to report, not status's
         return []
