@@ -247,7 +247,8 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--exclude", action="append", help="skip paths matching this glob (repeatable)")
     sp.add_argument("--branch", help='git branch to search: default the checked-out one; "*" every indexed branch')
     sp.add_argument("--max-tokens", type=MAX_TOKENS.flag, metavar="N",
-                    help=f"trim the answer to about N tokens ({MAX_TOKENS.low}-{MAX_TOKENS.high}), as the MCP tool does")
+                    help=f"trim the answer to about N tokens ({MAX_TOKENS.low}-{MAX_TOKENS.high}), "
+                         "as the MCP tool does")
     sp.add_argument("--include-libraries", action="store_true",
                     help="also search the reference libraries (`probe library`) and fuse the results")
     sp.add_argument("--json", action="store_true", help="print the result schema as JSON")
@@ -266,8 +267,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="project: config in the repository; user: in your home directory")
     sp.add_argument("--agents-md", action="store_true",
                     help="also add a short 'when to use Probe' block to AGENTS.md (CLAUDE.md for claude)")
-    sp.add_argument("--command", dest="server_command", metavar="COMMAND", help="the command clients run (default: the absolute path of this probe, which "
-                                      "works without PATH or an activated virtualenv)")
+    sp.add_argument("--command", dest="server_command", metavar="COMMAND",
+                    help="the command clients run (default: the absolute path of this probe, which works "
+                         "without PATH or an activated virtualenv)")
     sp.add_argument("--pin-root", action="store_true",
                     help="pass this --root to the server instead of relying on the client's working directory")
     sp.set_defaults(func=cmd_install_mcp)

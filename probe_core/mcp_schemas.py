@@ -26,7 +26,8 @@ class SearchFilters(BaseModel):
         "(its versions as last indexed while it was checked out)."))
     collections: list[str] | None = Field(  # values checked in probe_core, for a one-line error
         None, description='Which sources to search: "project" and/or "libraries": ["project"] (default), '
-                          '["libraries"] (the user\'s reference libraries only) or both (merged by similarity to the query).')
+                          '["libraries"] (the user\'s reference libraries only) or both (merged by similarity '
+                          'to the query).')
     libraries: list[str] | None = Field(
         None, description='Only these reference libraries, by name (implies the "libraries" collection).')
 

@@ -37,6 +37,15 @@ HERE = Path(__file__).resolve().parent.parent
 TOOLS = ("Xvfb", "xterm", "xwd", "tmux", "convert")
 FONT, FONT_SIZE = "DejaVu Sans Mono", 14
 QUERY = "hybrid query with reciprocal rank fusion"
+# after the search: keys, what shows once the screen is ready, keys then, the picture
+SCREENS = (
+    (("Escape", "Escape", "d"), "bm25_fusion", (), "doctor"),
+    (("s",), "Recommended", (), "setup"),
+    (("m",), "use-uv", ("Down",), "memory"),
+    (("l",), "probe-docs", (), "libraries"),
+    (("?",), "Everywhere", (), "help"),
+    (("Escape", "i", "t"), "Watcher", (), "dashboard-light"),
+)
 
 
 class Terminal:
@@ -117,14 +126,8 @@ def _dense(screen: str) -> tuple[int, int]:
 def capture(term: Terminal, out: Path) -> list[Path]:
     """Walk through every screen, photographing each in the state the docs describe."""
     shots = []
-    done, total = 0, 0
-
-    def embedding(screen: str) -> bool:
-        nonlocal done, total
-        done, total = _dense(screen)
-        return "embedding" in screen and 32 < done < total
-
-    term.wait(embedding, timeout=300)  # the dashboard while dense vectors fill in
+    # the dashboard while dense vectors fill in
+    term.wait(lambda s: "embedding" in s and 32 < _dense(s)[0] < _dense(s)[1], timeout=300)
     shots.append(term.shoot(out, "dashboard"))
     term.wait(lambda s: "up to date" in s and _dense(s)[0] == _dense(s)[1] > 0, timeout=900)
     term.keys("/")
@@ -137,26 +140,11 @@ def capture(term: Terminal, out: Path) -> list[Path]:
     term.keys("Enter")
     time.sleep(1.5)
     shots.append(term.shoot(out, "file-view"))
-    term.keys("Escape", "Escape", "d")
-    term.wait("bm25_fusion")
-    shots.append(term.shoot(out, "doctor"))
-    term.keys("s")
-    term.wait("Recommended")
-    shots.append(term.shoot(out, "setup"))
-    term.keys("m")
-    term.wait("use-uv")
-    term.keys("Down")
-    shots.append(term.shoot(out, "memory"))
-    term.keys("l")
-    term.wait("probe-docs")
-    shots.append(term.shoot(out, "libraries"))
-    term.keys("?")
-    term.wait("Everywhere")
-    shots.append(term.shoot(out, "help"))
-    term.keys("Escape", "i", "t")
-    term.wait("Watcher")
-    time.sleep(1.0)
-    shots.append(term.shoot(out, "dashboard-light"))
+    for before, ready, after, name in SCREENS:
+        term.keys(*before)
+        term.wait(ready)
+        term.keys(*after)
+        shots.append(term.shoot(out, name))
     term.keys("q")
     return shots
 

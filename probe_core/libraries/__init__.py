@@ -5,8 +5,8 @@ Each library is a Probe workspace whose root is its folder and whose data dir li
 data dir (``registry``), so it gets the project machinery unchanged — one owner process that
 indexes and watches it, attached processes that forward to the owner — with library-specific hooks
 (``workspace``: documents only, HTML as text, text kept for snippets, deletions kept in incremental
-mode). ``fusion`` merges project and library results by their similarity to the query; ``store_doc`` is the MCP ``store``
-tool; ``manage`` is what the CLI and the TUI call.
+mode). ``fusion`` merges project and library results by their similarity to the query;
+``store_doc`` is the MCP ``store`` tool; ``manage`` is what the CLI and the TUI call.
 """
 from __future__ import annotations
 

@@ -18,8 +18,8 @@ from ..engine.lock import EngineLock, read_owner_info
 from . import registry
 from .registry import LibraryError
 
-REMOVE_WAIT_S = 10.0
-MAX_FAILURES_LISTED = 20  # per library, in `list_libraries` (the count covers them all)  # how long `remove` waits for running processes to close the library
+REMOVE_WAIT_S = 10.0  # how long `remove` waits for running processes to close the library
+MAX_FAILURES_LISTED = 20  # per library, in `list_libraries` (the count covers them all)
 
 
 def _counts(name: str) -> dict:

@@ -115,12 +115,10 @@ class LibrariesScreen(Screen):
         table.add_column("chunks", width=7)
         table.add_column("path", width=width)
         for lib in libraries:
-            busy = lib["name"] in self.indexing
+            busy = Text("…", justify="right", style="yellow") if lib["name"] in self.indexing else None
             table.add_row(Text(lib["name"], style="bold"), Text(lib.get("kind") or "", style="cyan"),
-                          Text(lib.get("mode") or ""),
-                          Text("…", justify="right", style="yellow") if busy else count(lib.get("files")),
-                          Text("…", justify="right", style="yellow") if busy else failed_count(lib.get("files_failed")),
-                          Text("…", justify="right", style="yellow") if busy else count(lib.get("chunks")),
+                          Text(lib.get("mode") or ""), busy or count(lib.get("files")),
+                          busy or failed_count(lib.get("files_failed")), busy or count(lib.get("chunks")),
                           Text(clip_left(self._path(lib.get("path")), width)), key=lib["name"])
         want, self.select_next = self.select_next or (current["name"] if current else None), None
         index = next((i for i, lib in enumerate(libraries) if lib["name"] == want), 0)

@@ -4,25 +4,12 @@ source (``path`` or ``library:NAME/PATH``) that answers it; about half are answe
 half by a library document, so a fusion that favours either side loses."""
 from __future__ import annotations
 
+from ..conftest import REPO_FILES
+
+# the shared fixture repository's code (tests/conftest.py), and a few more files
 PROJECT = {
-    "src/auth/passwords.py": '''"""Password hashing."""
-import hashlib
-import os
-
-
-def hash_password(password: str, salt: bytes | None = None) -> str:
-    """Hash a password with a random salt using PBKDF2."""
-    salt = salt or os.urandom(16)
-    digest = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, 600_000)
-    return salt.hex() + "$" + digest.hex()
-''',
-    "src/http/headers.py": '''class HeaderParser:
-    """Parse raw HTTP header lines into a dict."""
-
-    def parse_line(self, line: str) -> tuple[str, str]:
-        name, _, value = line.partition(":")
-        return name.strip().lower(), value.strip()
-''',
+    **{path: REPO_FILES[path] for path in ("src/auth/passwords.py", "src/http/headers.py", "router/mux.go",
+                                            "config/settings.yaml")},
     "src/http/retry.py": '''import random
 import time
 
@@ -49,25 +36,6 @@ def invoice_total(lines: list[tuple[int, int]]) -> int:
     """Sum quantity times unit price over the invoice lines, in cents."""
     return sum(qty * price for qty, price in lines)
 ''',
-    "router/mux.go": '''package router
-
-import "net/http"
-
-// Mux routes requests to handlers by path.
-type Mux struct {
-	routes map[string]http.Handler
-}
-
-// ServeHTTP dispatches the request to the handler registered for its path.
-func (m *Mux) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if h, ok := m.routes[r.URL.Path]; ok {
-		h.ServeHTTP(w, r)
-		return
-	}
-	http.NotFound(w, r)
-}
-''',
-    "config/settings.yaml": "server:\n  port: 8080\n  host: 127.0.0.1\nlogging:\n  level: info\n",
     "src/cache/lru.py": '''from collections import OrderedDict
 
 
