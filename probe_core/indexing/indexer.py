@@ -128,7 +128,7 @@ def reconcile(ws: Workspace) -> dict:
     retagged = retag_all(ws, store_ids.keys())  # a stop between a tag change and its bookkeeping
     if orphans or missing_files or broken_versions:
         log.info("reconciled index: removed %d orphan points, redoing %d files, dropped %d kept versions",
-                    len(orphans), len(missing_files), len(broken_versions))
+                 len(orphans), len(missing_files), len(broken_versions))
     return {"orphans_removed": len(orphans), "files_redone": len(missing_files),
             "versions_dropped": len(broken_versions), "points_retagged": retagged}
 

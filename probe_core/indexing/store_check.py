@@ -1,4 +1,5 @@
-"""Do the manifest and the vector store agree? Checked whenever an index is opened for use.
+"""Do the manifest and the vector store agree? Checked before every index run, by status, and by a
+search answer that comes back short.
 
 The manifest says which files are indexed; the store holds their points. If the store is lost
 behind Probe's back (``.probe/store/`` deleted, a Qdrant collection dropped), the manifest still
