@@ -112,7 +112,11 @@ class Terminal:
         return png
 
     def stop(self) -> None:
+        socket = subprocess.run(["tmux", "-L", self.socket, "display", "-p", "#{socket_path}"], capture_output=True,
+                                text=True, env=self.env).stdout.strip()
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True, env=self.env)
+        if socket:  # a killed server can leave its socket file behind in the shared tmux dir
+            Path(socket).unlink(missing_ok=True)
         for proc in reversed(self.procs):
             proc.terminate()
             proc.wait(timeout=10)

@@ -63,7 +63,11 @@ class Tmux:
             time.sleep(0.3)
 
     def kill(self) -> None:
+        socket = subprocess.run(["tmux", "-L", self.socket, "display", "-p", "#{socket_path}"], check=False,
+                                capture_output=True, text=True).stdout.strip()
         subprocess.run(["tmux", "-L", self.socket, "kill-server"], check=False, capture_output=True)
+        if socket:  # kill-server can leave the socket file in the shared /tmp/tmux-UID/
+            Path(socket).unlink(missing_ok=True)
 
 
 @pytest.fixture
