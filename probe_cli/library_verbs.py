@@ -14,7 +14,7 @@ def _index(name: str, *, quiet: bool) -> int:
     from probe_core.libraries import LibraryError, index_library
     from probe_core.libraries.registry import get
 
-    from .render import IndexProgressView, console
+    from .render import IndexProgressView, console, print_failures, print_repairs
 
     get(name)  # an unknown name is an error before any progress bar shows
     try:
@@ -28,8 +28,10 @@ def _index(name: str, *, quiet: bool) -> int:
     if not quiet:
         console.print(f"[bold green]indexed[/] library {name}: {report['files_indexed']} files "
                       f"({report['chunks_indexed']} chunks), {report['files_unchanged']} unchanged, "
-                      f"{report['files_deleted']} deleted; {report['chunks_embedded']} chunks embedded "
-                      f"in {report['seconds']:.1f}s")
+                      f"{report['files_deleted']} deleted, {report['files_failed']} failed; "
+                      f"{report['chunks_embedded']} chunks embedded in {report['seconds']:.1f}s")
+        print_repairs(report["reconciled"])
+    print_failures(report["errors"])  # even with --quiet: a document that is not searchable is news
     return 0
 
 
@@ -63,15 +65,12 @@ def cmd_list(args) -> int:
     if not libs:
         print("no reference libraries yet: `probe library add PATH --name NAME`, or the MCP store tool")
         return 0
-    from rich.table import Table
+    from .render import print_failures, print_table
 
-    from .render import console
-
-    table = Table("name", "kind", "mode", "files", "chunks", "embedded", "path", box=None)
-    for lib in libs:
-        table.add_row(lib["name"], lib["kind"], lib["mode"], _count(lib["files"]), _count(lib["chunks"]),
-                      _count(lib["chunks_embedded"]), lib["path"])
-    console.print(table)
+    print_table(["name", "kind", "mode", "files", "failed", "chunks", "embedded", "path"],
+                [[lib["name"], lib["kind"], lib["mode"], _count(lib["files"]), _count(lib["files_failed"]),
+                  _count(lib["chunks"]), _count(lib["chunks_embedded"]), lib["path"]] for lib in libs])
+    print_failures([(f"{lib['name']}/{f['path']}", f["error"]) for lib in libs for f in lib.get("failures", [])])
     return 0
 
 
@@ -89,7 +88,7 @@ def register(subparsers) -> None:
     lp = subparsers.add_parser("library", help="reference libraries: documentation folders searched beside the code")
     lsub = lp.add_subparsers(dest="library_action", metavar="ACTION", required=True)
 
-    sp = lsub.add_parser("add", help="register a folder of docs (.md .txt .rst .html) and index it")
+    sp = lsub.add_parser("add", help="register a folder of docs (.md .txt .rst .html .pdf) and index it")
     sp.add_argument("path", help="the folder (it is only read; the index lives in Probe's data dir)")
     sp.add_argument("--name", required=True, help="lowercase letters, digits, '-', '_', '.' (e.g. numpy-docs)")
     sp.add_argument("--mode", choices=["sync", "incremental"], default="sync",

@@ -113,11 +113,16 @@ def cmd_mcp(args) -> int:
 
 
 def cmd_install_mcp(args) -> int:
-    from probe_core.install_mcp import install
+    from probe_core.install_mcp import command_warning, install
 
-    for result in install(args.client, args.scope, _root(args), agents_md=args.agents_md, command=args.command,
+    for result in install(args.client, args.scope, _root(args), agents_md=args.agents_md, command=args.server_command,
                           pin_root=args.pin_root):
         print(result.line())
+    if args.server_command and (warning := command_warning(args.server_command)):
+        print(f"probe: warning: {warning}", file=sys.stderr)
+    if args.client == "codex" and args.scope == "project":
+        print("note: Codex reads a project's .codex/config.toml only in projects you trust (it asks when it opens "
+              "one); --scope user works everywhere")
     return 0
 
 
@@ -128,7 +133,12 @@ def cmd_app(args) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    from probe_core.limits import MAX_TOKENS, TOP_K
+
+    from probe_core import package_version
+
     p = argparse.ArgumentParser(prog="probe", description="Local hybrid code search for coding agents.")
+    p.add_argument("--version", action="version", version=f"probe {package_version()}")
     p.add_argument("--root", help="workspace root (default: current directory)")
     sub = p.add_subparsers(dest="command")
 
@@ -146,7 +156,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     sp = with_root(sub.add_parser("search", help="hybrid search over the index"))
     sp.add_argument("query")
-    sp.add_argument("--top-k", type=int, default=12)
+    sp.add_argument("--top-k", type=TOP_K.flag, default=12, metavar="N",
+                    help=f"results to return ({TOP_K.low}-{TOP_K.high}, default 12)")
     sp.add_argument("--mode", choices=["fast", "quality", "auto"], default="auto")
     sp.add_argument("--instruction", help="rerank/query instruction (instruction-aware models)")
     sp.add_argument("--language", action="append", help="only this language (repeatable)")
@@ -154,7 +165,9 @@ def build_parser() -> argparse.ArgumentParser:
     sp.add_argument("--include", action="append", help="only paths matching this glob (repeatable)")
     sp.add_argument("--exclude", action="append", help="skip paths matching this glob (repeatable)")
     sp.add_argument("--branch", help='git branch to search: default the checked-out one; "*" every indexed branch')
-    sp.add_argument("--max-tokens", type=int, help="trim the answer to about this many tokens, as the MCP tool does")
+    sp.add_argument("--max-tokens", type=MAX_TOKENS.flag, metavar="N",
+                    help=f"trim the answer to about N tokens ({MAX_TOKENS.low}-{MAX_TOKENS.high}), "
+                         "as the MCP tool does")
     sp.add_argument("--include-libraries", action="store_true",
                     help="also search the reference libraries (`probe library`) and fuse the results")
     sp.add_argument("--json", action="store_true", help="print the result schema as JSON")
@@ -173,7 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
                     help="project: config in the repository; user: in your home directory")
     sp.add_argument("--agents-md", action="store_true",
                     help="also add a short 'when to use Probe' block to AGENTS.md (CLAUDE.md for claude)")
-    sp.add_argument("--command", default="probe", help="the command clients run (default: probe on PATH)")
+    sp.add_argument("--command", dest="server_command", metavar="COMMAND",
+                    help="the command clients run (default: the absolute path of this probe, which works "
+                         "without PATH or an activated virtualenv)")
     sp.add_argument("--pin-root", action="store_true",
                     help="pass this --root to the server instead of relying on the client's working directory")
     sp.set_defaults(func=cmd_install_mcp)
@@ -204,7 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     from probe_core.errors import ProbeError
 
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # here, not at exit: a reader that left early (`| head`) is handled below
+        return code
     except ProbeError as exc:
         print(f"probe: error: {exc}", file=sys.stderr)
         return EXIT_ERROR
@@ -212,6 +229,8 @@ def main(argv: list[str] | None = None) -> int:
         print("probe: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:  # `probe ... | head`: the reader left; not an error worth a message
+        # what is still buffered can never be written: point stdout at /dev/null so the flush at
+        # exit does not print "Exception ignored ... BrokenPipeError"
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as exc:  # a bug: one line unless debugging

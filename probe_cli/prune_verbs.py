@@ -35,15 +35,13 @@ def cmd_workspaces(args) -> int:
     if not records:
         print("no workspaces recorded yet (a workspace is recorded when `probe mcp` or `probe index` runs on it)")
         return 0
+    from .render import print_table
+
     now = time.time()
-    rows = [("WORKSPACE", "LAST SEEN", "AGE", "PRESET", "BACKEND", "ROOT")]
-    for r in sorted(records, key=lambda r: -r.last_seen_at):
-        rows.append((r.workspace_id[:8], r.to_dict()["last_seen"].replace("T", " ")[:16],
-                     format_age(now - r.last_seen_at), r.preset, r.backend if r.backend == "edge" else r.url or "",
-                     r.root))
-    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]) - 1)]
-    for row in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(row[:-1], widths)) + "  " + row[-1])
+    print_table(["WORKSPACE", "LAST SEEN", "AGE", "PRESET", "BACKEND", "ROOT"],
+                [[r.workspace_id[:8], r.to_dict()["last_seen"].replace("T", " ")[:16], format_age(now - r.last_seen_at),
+                  r.preset, r.backend if r.backend == "edge" else r.url or "", r.root]
+                 for r in sorted(records, key=lambda r: -r.last_seen_at)])
     return 0
 
 

@@ -1,16 +1,61 @@
-"""Human output for the CLI (rich). JSON output never goes through here."""
+"""Human output for the CLI. JSON output never goes through here.
+
+On a terminal: rich (colour, syntax-highlighted snippets that wrap rather than lose text). Piped or
+redirected: plain text, one record per line, never wrapped or cut at a width and with no padding,
+so ``grep``, ``head`` and ``less`` see exactly what was found (rich alone would wrap at 80 columns
+and crop code lines). ``soft_wrap`` keeps rich from inserting line breaks of its own either way.
+"""
 from __future__ import annotations
 
 import sys
 import time
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.syntax import Syntax
 from rich.table import Table
 
-console = Console(stderr=False)
-err_console = Console(stderr=True)
+class _Console(Console):
+    def on_broken_pipe(self) -> None:
+        """rich would exit with status 1 here; ``main`` treats a reader that left as a normal end."""
+        raise BrokenPipeError
+
+
+console = _Console(stderr=False, soft_wrap=True, highlight=False)
+err_console = _Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+def piped() -> bool:
+    """True when stdout is not a terminal: print plain, unwrapped text."""
+    return not console.is_terminal
+
+
+def print_pairs(rows: list[tuple[str, str]]) -> None:
+    """``key  value`` lines, keys aligned: a borderless table on a terminal, plain text when piped."""
+    if piped():
+        width = max((len(k) for k, _ in rows), default=0)
+        for key, value in rows:
+            print(f"{key.ljust(width)}  {value}".rstrip())
+        return
+    t = Table(show_header=False, box=None)
+    for key, value in rows:
+        t.add_row(key, escape(value))
+    console.print(t)
+
+
+def print_table(header: list[str], rows: list[list[str]]) -> None:
+    """Columns with a header: a rich table on a terminal, space-aligned plain text when piped (the
+    last column is never padded, so long paths stay whole)."""
+    if not piped():
+        table = Table(*header, box=None)
+        for row in rows:
+            table.add_row(*(escape(c) for c in row))
+        console.print(table)
+        return
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    for row in [header, *rows]:
+        print("  ".join(c.ljust(w) for c, w in zip(row[:-1], widths)) + "  " + row[-1])
 
 
 def progress_wanted(requested: bool = True) -> bool:
@@ -74,45 +119,78 @@ def print_index_report(report, ws) -> None:
         f"{report.files_unchanged} unchanged, {report.files_deleted} deleted, {report.files_skipped} skipped, "
         f"{report.files_failed} failed; {report.chunks_embedded} chunks embedded; "
         f"generation {report.generation} in {report.seconds:.1f}s")
-    if report.reconciled and any(report.reconciled.values()):
-        console.print(f"[yellow]recovered from an interrupted run:[/] {report.reconciled}")
-    for path, err in report.errors[:5]:
-        console.print(f"[yellow]  {path}: {err}[/]")
+    print_repairs(report.reconciled)
+    print_failures(report.errors)
+
+
+def print_repairs(reconciled: dict) -> None:
+    """What an index run repaired before it started (an interrupted run, points lost from the store)."""
+    done = {k: v for k, v in (reconciled or {}).items() if k != "cause" and v}
+    if done:
+        what = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in done.items())
+        console.print(f"[yellow]repaired the index after {escape(reconciled.get('cause', 'an interrupted run'))}:[/] "
+                      f"{escape(what)}")
+
+
+def print_failures(errors: list, *, limit: int = 5) -> None:
+    """One warning line per file that could not be indexed (on stderr: stdout stays the report)."""
+    for path, err in errors[:limit]:
+        err_console.print(f"[yellow]warning: {escape(path)}: {escape(err)}[/]")
+    if len(errors) > limit:
+        err_console.print(f"[yellow]warning: … and {len(errors) - limit} more (`probe status` lists them)[/]")
 
 
 def print_search(resp) -> None:
     if resp.message:
-        console.print(f"[yellow]{resp.status}: {resp.message}[/]")
+        console.print(f"[yellow]{resp.status}: {escape(resp.message)}[/]")
     if not resp.results:
         console.print("no results")
+    plain = piped()
     for i, r in enumerate(resp.results, 1):
         sig = r.signals
         stale = " [red]STALE[/]" if r.stale else ""
-        sym = f" [cyan]{r.symbol}[/]" if r.symbol else ""
-        console.print(f"[bold]{i:>2}. {r.source}[/]{sym}  score {r.score:.4f}  "
+        sym = f" [cyan]{escape(r.symbol)}[/]" if r.symbol else ""
+        console.print(f"[bold]{i:>2}. {escape(r.source)}[/]{sym}  score {r.score:.4f}  "
                       f"dense#{sig.get('dense_rank') or '-'} bm25#{sig.get('bm25_rank') or '-'}{stale}")
-        if r.snippet:
+        if not r.snippet:
+            continue
+        if plain:  # the lines as they are on disk, numbered: nothing wrapped, nothing cut
+            last = r.start_line + r.snippet.count("\n")
+            width = len(str(last))
+            for n, line in enumerate(r.snippet.split("\n"), r.start_line):
+                print(f"  {n:>{width}}  {line}".rstrip())
+        else:  # long lines wrap under the gutter instead of being cropped at the terminal's edge
             console.print(Syntax(r.snippet, r.language or "text", line_numbers=True, start_line=r.start_line,
-                                 word_wrap=False, theme="ansi_dark"))
+                                 word_wrap=True, theme="ansi_dark"))
     console.print(f"[dim]{len(resp.results)} results in {resp.took_ms:.0f} ms "
                   f"(generation {resp.generation}, dense coverage {resp.dense_coverage:.0%})[/]")
 
 
+STATUS_KEYS = ("root", "preset", "store", "embedding_model_id", "embedding_dimensions", "index_generation",
+               "branch", "indexed_branches", "files_indexed", "files_failed", "chunks_indexed", "points_in_store",
+               "chunks_embedded", "dense_coverage", "seconds_since_scan", "backend_reachable",
+               "index_config_mismatch", "interrupted_run")
+
+
 def print_status(st: dict) -> None:
-    t = Table(show_header=False, box=None)
-    for key in ("root", "preset", "store", "embedding_model_id", "embedding_dimensions", "index_generation",
-                "branch", "indexed_branches", "files_indexed", "files_failed", "chunks_indexed", "chunks_embedded",
-                "dense_coverage", "seconds_since_scan", "backend_reachable", "index_config_mismatch", "interrupted_run"):
+    rows = []
+    for key in STATUS_KEYS:
+        if key == "points_in_store" and key not in st:
+            continue
         value = st.get(key)
-        t.add_row(key, ", ".join(value) if isinstance(value, list) else str(value))
+        rows.append((key, ", ".join(value) if isinstance(value, list) else str(value)))
     if st.get("owner_pid"):  # answered by a running owner: which, and what it is doing
-        t.add_row("owner", f"{st.get('owner_kind') or 'probe mcp'} pid {st['owner_pid']}")
-        t.add_row("indexing_in_progress", str(st.get("indexing_in_progress")))
+        rows.append(("owner", f"{st.get('owner_kind') or 'probe mcp'} pid {st['owner_pid']}"))
+        rows.append(("indexing_in_progress", str(st.get("indexing_in_progress"))))
         if st.get("indexing_in_progress") and (p := st.get("progress")):
-            t.add_row("progress", f"{p.get('phase')}: {p.get('files_scanned')}/{p.get('files_total')} files, "
-                                  f"{p.get('chunks_embedded')}/{p.get('chunks_total')} chunks embedded")
-    console.print(t)
+            rows.append(("progress", f"{p.get('phase')}: {p.get('files_scanned')}/{p.get('files_total')} files, "
+                                     f"{p.get('chunks_embedded')}/{p.get('chunks_total')} chunks embedded"))
+    for lib in st.get("libraries") or []:
+        failed = f", {lib['files_failed']} failed" if lib.get("files_failed") else ""
+        rows.append((f"library {lib['name']}", f"{lib.get('files') if lib.get('files') is not None else '-'} files"
+                                               f"{failed}, {lib.get('chunks') or 0} chunks"))
+    print_pairs(rows)
     if st.get("last_error"):
-        console.print(f"[red]last error:[/] {st['last_error']}")
+        console.print(f"[red]last error:[/] {escape(st['last_error'])}")
     for e in st.get("last_errors", [])[:5]:
-        console.print(f"[yellow]{e['path']}: {e['error']}[/]")
+        console.print(f"[yellow]{escape(e['path'])}: {escape(e['error'])}[/]")

@@ -33,10 +33,10 @@ def cmd_doctor(args) -> int:
     if args.json:
         print(json.dumps({"status": overall, "checks": [c.to_dict() for c in checks]}, indent=2))
     else:
-        from rich.console import Console
         from rich.markup import escape
 
-        console = Console(highlight=False, soft_wrap=True)
+        from .render import console
+
         for c in checks:
             mark, colour = _MARK[c.status]
             console.print(f"[{colour}]{mark} {c.name:<12}[/] {escape(c.detail)}")

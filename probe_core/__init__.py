@@ -23,7 +23,17 @@ _EXPORTS = {
     "Workspace": "workspace",
 }
 
-__all__ = sorted(_EXPORTS)
+__all__ = sorted([*_EXPORTS, "package_version"])
+
+
+def package_version() -> str:
+    """The installed distribution's version (what ``probe --version`` and MCP ``serverInfo`` say)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("probe")
+    except PackageNotFoundError:  # a source tree on sys.path without an install
+        return "0+unknown"
 
 
 def __getattr__(name: str):

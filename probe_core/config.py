@@ -65,6 +65,7 @@ class WorkspaceConfig:
     tei_api_key: str | None = None
     reranker_url: str | None = None
     max_file_bytes: int = 1_000_000
+    lsp: bool = False  # code intelligence asks an installed language server (else the tree-sitter graph)
     extra: dict = field(default_factory=dict)
 
     @property
@@ -81,6 +82,13 @@ class WorkspaceConfig:
 
     @classmethod
     def from_json(cls, data: dict) -> "WorkspaceConfig":
+        """The config a parsed ``config.json`` holds; ``ConfigError`` names the first wrong key."""
+        if not isinstance(data, dict):
+            raise ConfigError(f"it holds {_short(data)}, not an object of settings")
+        for key, value in data.items():
+            check = _KEY_CHECKS.get(key)
+            if check is not None and not check[0](value):
+                raise ConfigError(f"{key!r} must be {check[1]}, not {_short(value)}")
         known = {f.name for f in fields(cls)} - {"extra"}
         cfg = cls(**{k: v for k, v in data.items() if k in known})
         cfg.extra = {k: v for k, v in data.items() if k not in known}
@@ -103,6 +111,31 @@ class WorkspaceConfig:
         return self
 
 
+def _short(value) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _optional_str(value) -> bool:
+    return value is None or isinstance(value, str)
+
+
+# what each key of config.json must hold (a wrong type would surface later as a crash elsewhere)
+_KEY_CHECKS = {
+    "workspace_id": (lambda v: isinstance(v, str) and bool(v.strip()), "a non-empty string (a UUID)"),
+    "preset": (lambda v: v in PRESETS, "one of " + ", ".join(PRESETS)),
+    "created_at": (lambda v: isinstance(v, (int, float)) and not isinstance(v, bool), "a number (seconds)"),
+    "qdrant_url": (_optional_str, "a URL string or null"),
+    "qdrant_api_key": (_optional_str, "a string or null"),
+    "tei_url": (_optional_str, "a URL string or null"),
+    "tei_api_key": (_optional_str, "a string or null"),
+    "reranker_url": (_optional_str, "a URL string or null"),
+    "max_file_bytes": (lambda v: isinstance(v, int) and not isinstance(v, bool) and v > 0,
+                       "a positive integer (bytes)"),
+    "lsp": (lambda v: isinstance(v, bool), "true or false"),
+}
+
+
 def config_path(root: Path, probe_dir: Path | None = None) -> Path:
     """``<probe_dir>/config.json``; ``probe_dir`` defaults to ``root/.probe`` (a library's index
     keeps its data dir under the user data dir instead: ``probe_core.libraries``)."""
@@ -118,6 +151,9 @@ def load_config(root: Path, probe_dir: Path | None = None) -> WorkspaceConfig | 
         return WorkspaceConfig.from_json(json.loads(path.read_text("utf-8")))
     except (json.JSONDecodeError, TypeError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path} is not valid Probe config ({exc}); fix or delete it") from exc
+    except ConfigError as exc:
+        raise ConfigError(f"{path} is not valid Probe config: {exc}; fix it, or delete it to start over "
+                          "(a new workspace id re-indexes from scratch)") from None
 
 
 def save_config(root: Path, cfg: WorkspaceConfig, probe_dir: Path | None = None) -> Path:

@@ -12,7 +12,15 @@ parse. User scope honours ``$HOME``.
 
 Claude Code and Codex start servers in the project directory, where ``probe mcp`` finds the
 repository; Cursor's working directory is not the project, so its entry passes
-``--root ${workspaceFolder}`` (Cursor expands it).
+``--root ${workspaceFolder}`` (Cursor expands it). Codex reads a project's ``.codex/config.toml``
+only when the project is trusted (Codex asks the first time it opens it); ``--scope user`` works
+everywhere.
+
+The command written is the absolute path of the Probe that runs ``install-mcp`` (``probe_command``):
+an editor does not share the shell's PATH or its activated virtualenv, and the quick start installs
+Probe into a project's ``.venv/``, where a bare ``probe`` is not found. ``command=`` overrides it
+(e.g. ``probe`` for a config committed to a repository whose users all have ``probe`` on PATH);
+``command_warning`` says when that command cannot be found here.
 
 TOML is written by hand (Python ships a TOML reader only): the ``[mcp_servers.probe]`` table's own
 lines are replaced or appended, everything else in the file is left as it was, and the result is
@@ -23,6 +31,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import sys
 import tomllib
 from dataclasses import dataclass
 from pathlib import Path
@@ -56,9 +66,37 @@ class InstallResult:
         return f"{'wrote' if self.changed else 'unchanged'} {self.path} ({self.what})"
 
 
-def server_entry(client: str, command: str = "probe", root: Path | None = None) -> dict:
-    """The server definition a client's config gets."""
-    args = ["mcp"]
+def probe_command() -> list[str]:
+    """The command line that runs this very Probe, absolute: its ``probe`` script, or this Python
+    with ``-m probe_cli`` when there is no script (a source tree run with ``python -m``)."""
+    argv0 = Path(sys.argv[0])
+    if argv0.name in ("probe", "probe.exe") and argv0.is_file():
+        return [str(argv0.absolute())]  # not resolved: ~/.local/bin/probe survives `uv tool upgrade`
+    beside = Path(sys.executable).parent / ("probe.exe" if os.name == "nt" else "probe")
+    if beside.is_file():  # the script of the environment this interpreter belongs to
+        return [str(beside)]
+    return [sys.executable, "-m", "probe_cli"]
+
+
+def command_warning(command: str) -> str | None:
+    """Why a client may fail to start ``command`` (None when nothing suggests it would)."""
+    found = shutil.which(command)
+    fix = f"give the full path (`--command {probe_command()[0]}`) or leave --command out to write it"
+    if found is None:
+        return f"`{command}` is not on PATH here, so the client may not find it either; {fix}"
+    venv = os.environ.get("VIRTUAL_ENV")
+    if venv and not os.path.isabs(command) and Path(found).parent == Path(venv) / "bin":
+        # `uv run` and an activated venv put .venv/bin on this shell's PATH only
+        return (f"`{command}` is found here only through the active virtualenv ({venv}); an editor started "
+                f"elsewhere will not find it: {fix}")
+    return None
+
+
+def server_entry(client: str, command: str | list[str] = "probe", root: Path | None = None) -> dict:
+    """The server definition a client's config gets (``command``: a program, or a program and its
+    first arguments, as ``probe_command`` gives)."""
+    argv = [command] if isinstance(command, str) else list(command)
+    command, args = argv[0], [*argv[1:], "mcp"]
     if root is not None:
         args += ["--root", str(root)]
     elif client == "cursor":
@@ -183,8 +221,9 @@ def install_agents_md(path: Path) -> bool:
 
 
 def install(client: str, scope: str = "project", root: Path | None = None, *, agents_md: bool = False,
-            command: str = "probe", pin_root: bool = False) -> list[InstallResult]:
-    """Write ``client``'s MCP config for Probe (and the agents' guidance file with ``agents_md``)."""
+            command: str | None = None, pin_root: bool = False) -> list[InstallResult]:
+    """Write ``client``'s MCP config for Probe (and the agents' guidance file with ``agents_md``).
+    ``command`` None: this Probe's absolute command (``probe_command``)."""
     if client not in CLIENTS:
         raise ConfigError(f"unknown client {client!r}; choose one of {', '.join(CLIENTS)}")
     if scope not in SCOPES:
@@ -192,7 +231,7 @@ def install(client: str, scope: str = "project", root: Path | None = None, *, ag
     root = Path(root or os.getcwd()).expanduser().resolve()
     if not root.is_dir():
         raise ConfigError(f"{root} is not a directory")
-    entry = server_entry(client, command, root if pin_root else None)
+    entry = server_entry(client, probe_command() if command is None else command, root if pin_root else None)
     path = config_path(client, scope, root)
     changed = install_toml(path, entry) if client == "codex" else install_json(path, entry)
     results = [InstallResult(path, changed, f"{client} {scope} MCP server `{SERVER_NAME}`")]

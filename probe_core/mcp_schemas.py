@@ -26,7 +26,8 @@ class SearchFilters(BaseModel):
         "(its versions as last indexed while it was checked out)."))
     collections: list[str] | None = Field(  # values checked in probe_core, for a one-line error
         None, description='Which sources to search: "project" and/or "libraries": ["project"] (default), '
-                          '["libraries"] (the user\'s reference libraries only) or both (fused by rank).')
+                          '["libraries"] (the user\'s reference libraries only) or both (merged by similarity '
+                          'to the query).')
     libraries: list[str] | None = Field(
         None, description='Only these reference libraries, by name (implies the "libraries" collection).')
 
@@ -39,6 +40,8 @@ class Signals(BaseModel):
         None, description="Rank among the chunks defining or using an identifier the query names.")
     graph_rank: int | None = Field(None, description="Rank among the callers/callees/related types of the top hits.")
     rerank_score: float | None = None
+    dense_score: float | None = Field(
+        None, description="Cosine similarity of the best chunk to the query (what merges libraries with code).")
 
 
 class SearchHit(BaseModel):

@@ -31,6 +31,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from .errors import ProbeError
+from .limits import INTEL_DEPTH, MAP_DEPTH, MAX_RESULTS, MAX_TOKENS, TOP_K
 from .mcp_schemas import (IntelOutput, MapOutput, MemoryOutput, OpenFileOutput, SearchFilters, SearchOutput, StatusOutput,
                           StoreOutput)
 
@@ -156,9 +157,12 @@ def render_memory(out: dict) -> str:
 Symbol = Annotated[str | None, Field(description=SYMBOL_DOC)]
 File = Annotated[str | None, Field(description="File of the definition (with `line`), relative to the root.")]
 Line = Annotated[int | None, Field(ge=1, description="Line of the definition in `file`.")]
-MaxResults = Annotated[int, Field(ge=1, le=500, description="At most this many locations.")]
-MaxTokens = Annotated[int, Field(ge=256, le=100_000, description="Budget for the answer (characters/4).")]
-Depth = Annotated[int, Field(ge=1, le=5, description="1 = direct only; more follows the graph (cycles cut).")]
+MaxResults = Annotated[int, Field(ge=MAX_RESULTS.low, le=MAX_RESULTS.high,
+                                  description="At most this many locations.")]
+MaxTokens = Annotated[int, Field(ge=MAX_TOKENS.low, le=MAX_TOKENS.high,
+                                 description="Budget for the answer (characters/4).")]
+Depth = Annotated[int, Field(ge=INTEL_DEPTH.low, le=INTEL_DEPTH.high,
+                             description="1 = direct only; more follows the graph (cycles cut).")]
 
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -266,7 +270,10 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
     instructions = INSTRUCTIONS
     if rules_text := memory_instructions(root):
         instructions += "\n\n" + rules_text
-    server = MCPServer(name="probe", instructions=instructions, lifespan=lifespan, log_level="WARNING")
+    from . import package_version
+
+    server = MCPServer(name="probe", version=package_version(), instructions=instructions, lifespan=lifespan,
+                       log_level="WARNING")
     server.probe_engine_slot = slot  # run_stdio closes the engine on SIGTERM
 
     @server.tool(title="Search the codebase", description=SEARCH_DOC, annotations=READ_ONLY)
@@ -275,7 +282,7 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
             min_length=1,
             description="What you are looking for, in words or code terms: a behaviour "
                         "(\"retry failed uploads with backoff\"), a concept, or a (partial) identifier.")],
-        top_k: Annotated[int, Field(ge=1, le=50, description="How many ranges to return.")] = 12,
+        top_k: Annotated[int, Field(ge=TOP_K.low, le=TOP_K.high, description="How many ranges to return.")] = 12,
         mode: Annotated[Literal["auto", "fast", "quality"], Field(
             description="fast: hybrid retrieval only; quality: also rerank when a reranker is configured; "
                         "auto: let Probe choose.")] = "auto",
@@ -290,7 +297,7 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
                         "and fuse them with the code results; same as filters.collections "
                         "[\"project\", \"libraries\"].")] = False,
         max_tokens: Annotated[int, Field(
-            ge=256, le=100_000,
+            ge=MAX_TOKENS.low, le=MAX_TOKENS.high,
             description="Budget for this answer (estimated as characters/4). Snippets are shortened, then "
                         "results dropped, to fit; the answer says what was cut.")] = default_max_tokens,
     ) -> Annotated[CallToolResult, SearchOutput]:
@@ -323,7 +330,7 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
     def index_status() -> Annotated[CallToolResult, StatusOutput]:
         st = _call(slot.get().index_status)
         if slot.libraries is not None:
-            st["libraries"] = _libraries_status(slot.libraries)
+            st["libraries"] = _with_roles(st.get("libraries") or [], slot.libraries)
         return CallToolResult(content=[TextContent(type="text", text=render_status(st))], structured_content=st)
 
     def intel(tool: str, args: dict) -> CallToolResult:
@@ -335,7 +342,7 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
         "signatures, within `max_tokens`. Start here in an unfamiliar codebase."))
     def map_code(
         path: Annotated[str, Field(description="Folder or file relative to the root.")] = ".",
-        depth: Annotated[int, Field(ge=1, le=10, description="Folder levels to expand.")] = 2,
+        depth: Annotated[int, Field(ge=MAP_DEPTH.low, le=MAP_DEPTH.high, description="Folder levels to expand.")] = 2,
         detail: Annotated[Literal["files", "signatures", "full"], Field(
             description="files: paths only; signatures: + definitions; full: + docstrings.")] = "signatures",
         language: Annotated[str | None, Field(description="Only this language, e.g. \"go\".")] = None,
@@ -427,24 +434,23 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
     return server
 
 
-def _libraries_status(pool) -> list[dict]:
-    """Registered libraries with their counts and this process's role for each (never raises)."""
+def _with_roles(libraries: list[dict], pool) -> list[dict]:
+    """The status's libraries (counts, failures) with this process's role for each (never raises)."""
     try:
-        from .libraries import list_libraries
-
         roles = pool.roles()
-        return [{**lib, "role": roles.get(lib["name"])} for lib in list_libraries()]
     except Exception:
-        log.warning("could not list the libraries", exc_info=True)
-        return []
+        log.warning("could not read the libraries' roles", exc_info=True)
+        roles = {}
+    return [{**lib, "role": roles.get(lib["name"])} for lib in libraries]
 
 
 def render_intel(out: dict) -> str:
     """A short text rendering of a code-intelligence answer (the JSON is in structuredContent)."""
-    if "text" in out and "dirs" in out:  # map_code
-        return out["text"] + ("\n(truncated to fit max_tokens)" if out.get("truncated") else "")
+    if "text" in out and "dirs" in out:  # map_code: its text says what a budget cut, if anything
+        return out["text"]
     t = out.get("target") or {}
-    head = f"{t.get('symbol', '?')} ({t.get('path', '?')}:{t.get('line', '?')}): {len(out['items'])} locations"
+    head = (f"{t.get('symbol', '?')} ({t.get('path', '?')}:{t.get('line', '?')}): {len(out['items'])} locations "
+            f"from {out.get('source', 'treesitter')}")
     if out.get("truncated"):
         head += " (truncated)"
     lines = [head] + [f"{i['path']}:{i['line']} {i.get('symbol') or ''} [{i['kind']}] {i.get('context', '')[:100]}"

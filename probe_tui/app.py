@@ -43,17 +43,18 @@ class ProbeApp(App):
         "memory": MemoryScreen,
         "libraries": LibrariesScreen,
     }
+    # the screen switches live in every screen's top bar (widgets/topbar.py), not the footer, which
+    # keeps the screen's own keys, help and quit and so fits 80 columns; help lists them all
     BINDINGS = [
-        Binding("i", "switch_mode('dashboard')", "Index"),
-        Binding("slash", "switch_mode('search')", "Search", key_display="/"),
-        Binding("d", "switch_mode('doctor')", "Doctor"),
-        Binding("s", "switch_mode('setup')", "Setup"),
+        Binding("i", "switch_mode('dashboard')", "Index", show=False),
+        Binding("slash", "switch_mode('search')", "Search", key_display="/", show=False),
+        Binding("d", "switch_mode('doctor')", "Doctor", show=False),
+        Binding("s", "switch_mode('setup')", "Setup", show=False),
+        Binding("m", "switch_mode('memory')", "Memory", show=False),
+        Binding("l", "switch_mode('libraries')", "Libraries", show=False),
+        Binding("t", "toggle_theme", "Light/dark theme", show=False),
         Binding("question_mark", "help", "Help", key_display="?"),
-        Binding("t", "toggle_theme", "Theme"),
         Binding("q", "quit", "Quit"),
-        # after help/theme/quit: at 80 columns the footer keeps "? Help" in view; help and the palette list these
-        Binding("m", "switch_mode('memory')", "Memory"),
-        Binding("l", "switch_mode('libraries')", "Libraries"),
     ]
 
     status: reactive[dict] = reactive(dict, always_update=True)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from probe_core.errors import ConfigError
 from probe_core.records import ChunkKind
 
 _EXTENSIONS: dict[str, str] = {
@@ -87,6 +88,37 @@ _FILENAMES: dict[str, str] = {
     "cmakelists.txt": "cmake",
     ".bashrc": "shell", ".bash_profile": "shell", ".zshrc": "shell", ".profile": "shell",
 }
+
+# Every `language` payload value: what search filters and map_code accept (PDFs exist only in
+# reference libraries, whose text layer is indexed as "pdf").
+LANGUAGES = frozenset(_EXTENSIONS.values()) | frozenset(_FILENAMES.values()) | {"pdf"}
+# What people type for a language: its extensions without the dot (py, ts, rs, yml, ...), and the
+# names other tools use for it.
+_ALIASES = {ext.lstrip("."): lang for ext, lang in _EXTENSIONS.items()} | {
+    "golang": "go", "c++": "cpp", "cplusplus": "cpp", "c#": "csharp", "cs": "csharp", "dotnet": "csharp",
+    "js": "javascript", "node": "javascript", "ecmascript": "javascript", "ts": "typescript",
+    "py": "python", "python3": "python", "rs": "rust", "rb": "ruby", "kt": "kotlin", "md": "markdown",
+    "restructuredtext": "rst", "yml": "yaml", "sh": "shell", "bash": "shell", "zsh": "shell",
+    "objective-c": "objc", "objectivec": "objc", "proto": "protobuf", "terraform": "hcl",
+    "plaintext": "text", "txt": "text", "f#": "fsharp",
+}
+
+
+def normalize_language(name: str) -> str:
+    """The payload name for what a user typed: any case, an extension or a common alias
+    (``Python``, ``py``, ``golang`` → python, python, go). Raises ``ConfigError`` naming the valid
+    values, so an unknown language is an error instead of a silently empty answer."""
+    key = name.strip().lower() if isinstance(name, str) else ""
+    if key in LANGUAGES:
+        return key
+    if key in _ALIASES:
+        return _ALIASES[key]
+    import difflib
+
+    close = difflib.get_close_matches(key, sorted(LANGUAGES | _ALIASES.keys()), n=1)
+    hint = f" (did you mean {_ALIASES.get(close[0], close[0])!r}?)" if close else ""
+    raise ConfigError(f"unknown language {name!r}{hint}; known languages: {', '.join(sorted(LANGUAGES))}")
+
 
 # Extensions whose `text` content is configuration rather than prose.
 _CONFIG_TEXT_EXTENSIONS = frozenset(

@@ -18,7 +18,13 @@ G = "engine"
 _GB = 1000**3
 
 # Disk the preset's models and images take (safetensors weights + the TEI and reranker images).
-DISK_NEED_GB = {"embedded": 0.5, "lite": 5, "balanced": 25, "pro": 45}
+# The embedded preset's model ships in the Python package: what it needs is the index itself.
+DISK_NEED_GB = {"lite": 5, "balanced": 25, "pro": 45}
+# Disk blocks of a finished embedded index per byte of indexed source: Probe's own repository,
+# 1.9 MB of source in 277 files (2,457 chunks, all embedded), took 26 MB under .probe/ (shard,
+# manifest, symbol graph); a small project stays under a few MB. Rounded up for the estimate.
+INDEX_BYTES_PER_SOURCE_BYTE = 15
+INDEX_BASE_BYTES = 2_000_000
 
 _DOCS = {
     # id: (text, dense direction)
@@ -64,9 +70,35 @@ def fusion_roundtrip_check() -> Check:
                  f"correct ({ms:.0f} ms)", group=G, data={"ms": round(ms, 1)})
 
 
+def index_need_bytes(root: Path) -> int:
+    """What an embedded index of ``root`` takes on disk, estimated from the source it would index
+    (the manifest's sizes when an index exists, else a scan with the indexer's own rules)."""
+    from ..scan import scan_files
+
+    manifest = Path(root) / ".probe" / "manifest.sqlite"
+    source = None
+    if manifest.exists():
+        import sqlite3
+
+        try:
+            db = sqlite3.connect(f"file:{manifest}?mode=ro", uri=True, timeout=5)
+            try:
+                source = db.execute("SELECT COALESCE(SUM(size), 0) FROM files").fetchone()[0]
+            finally:
+                db.close()
+        except sqlite3.Error:
+            source = None
+    if source is None:
+        try:
+            source = sum(f.size for f in scan_files(Path(root)).files)
+        except (OSError, ProbeError):
+            source = 0
+    return INDEX_BASE_BYTES + INDEX_BYTES_PER_SOURCE_BYTE * source
+
+
 def disk_check(root: Path, preset: str, docker_root: str | None) -> Check:
     """Free space for the index (workspace) and, for stack presets, models and images (Docker's data root)."""
-    need_gb = DISK_NEED_GB.get(preset, 1)
+    need_gb = index_need_bytes(root) / _GB if preset == "embedded" else DISK_NEED_GB.get(preset, 1)
     target = Path(docker_root) if preset != "embedded" and docker_root and Path(docker_root).exists() else Path(root)
     probe = target
     while not probe.exists() and probe != probe.parent:
@@ -77,10 +109,15 @@ def disk_check(root: Path, preset: str, docker_root: str | None) -> Check:
         return Check("disk", "warn", f"cannot measure free space at {probe}: {exc}", group=G)
     what = "models and images" if target != Path(root) else ("the index" if preset == "embedded"
                                                              else "the index (models live on the Docker host)")
-    data = {"path": str(probe), "free_gb": round(free_gb, 1), "need_gb": need_gb}
+    data = {"path": str(probe), "free_gb": round(free_gb, 1), "need_gb": round(need_gb, 3)}
+    need = _size(need_gb)
     if free_gb < need_gb:
-        return Check("disk", "fail", f"{free_gb:.1f} GB free at {probe}; {what} for {preset} need ≈ {need_gb} GB",
+        return Check("disk", "fail", f"{free_gb:.1f} GB free at {probe}; {what} for {preset} need ≈ {need}",
                      fix="free disk space (or `docker system prune` for old images)", group=G, data=data)
     status = "warn" if free_gb < need_gb * 2 else "ok"
-    return Check("disk", status, f"{free_gb:.1f} GB free at {probe} ({what} for {preset}: ≈ {need_gb} GB)",
+    return Check("disk", status, f"{free_gb:.1f} GB free at {probe} ({what} for {preset}: ≈ {need})",
                  group=G, data=data)
+
+
+def _size(gb: float) -> str:
+    return f"{gb:g} GB" if gb >= 1 else f"{max(1, round(gb * 1000))} MB"

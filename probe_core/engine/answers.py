@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, InvalidRange, ProbeError
+from ..limits import MAX_TOKENS
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
 
-MIN_MAX_TOKENS, MAX_MAX_TOKENS = 256, 100_000
 CHARS_PER_TOKEN = 4
 RESULT_OVERHEAD_CHARS = 160  # path, source, scores and JSON punctuation of one result
 ANSWER_OVERHEAD_CHARS = 400
@@ -80,18 +80,23 @@ def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "au
     and the answer fits ``max_tokens`` (None: no budget), saying what it cut."""
     from ..retrieval.search import search
 
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
-                                   or not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS):
-        raise ConfigError(f"max_tokens must be an integer between {MIN_MAX_TOKENS} and {MAX_MAX_TOKENS}")
+    if max_tokens is not None:
+        MAX_TOKENS.check(max_tokens)
     if getattr(ws, "library", None) is not None:  # a reference library's index: snippets from the index
         from ..libraries.search import library_search
 
         out = library_search(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters)
     else:
         out = search(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters).to_dict()
+    if len(out["results"]) < top_k:  # few or no hits: make sure it is not because the store lost its points
+        _flag_lost_points(ws, out)
+    if not out["results"] and filters:
+        _explain_empty(ws, out, filters)
     for r in out["results"]:
         shown = len(r["snippet"].split("\n")) if r["snippet"] else 0
         r["snippet_truncated"] = shown < r["end_line"] - r["start_line"] + 1
+    # whose similarity scale signals.dense_score is on (fusing a project with libraries compares them)
+    out["embedding_model_id"] = ws.manifest.get_meta("embedding_model_id")
     cut = fit_budget(out["results"], max_tokens)
     out["truncated"] = cut
     if cut["results_dropped"] or cut["snippets_shortened"]:
@@ -108,6 +113,38 @@ def mark_project(answer: dict) -> dict:
         r.setdefault("collection", "project")
         r.setdefault("library_name", None)
     return answer
+
+
+def _flag_lost_points(ws: Workspace, out: dict) -> None:
+    """An answer from a store that lacks points the manifest lists is ``degraded`` and says what to
+    run (checked only when an answer comes back short, so a full answer costs no extra count)."""
+    from ..indexing.store_check import check_store
+
+    message = check_store(ws).message()
+    if message:
+        out["status"] = "degraded"
+        out["message"] = f"{message}; {out['message']}" if out.get("message") else message
+
+
+def _explain_empty(ws: Workspace, out: dict, filters: dict) -> None:
+    """No results under filters: say which filter matched no indexed file, if one did (a filter
+    that excludes everything is easy to write and otherwise looks like "nothing relevant")."""
+    from ..retrieval.search import SearchFilters, file_filter
+
+    flt = SearchFilters.from_dict({k: v for k, v in filters.items() if k in SearchFilters.__slots__})
+    notes = []
+    if flt.languages:
+        indexed = ws.manifest.languages()
+        if not set(flt.languages) & indexed:
+            notes.append(f"no indexed file is in {', '.join(flt.languages)} "
+                         f"(indexed languages: {', '.join(sorted(indexed)) or 'none'})")
+    if (flt.include_globs or flt.exclude_globs) and not file_filter(ws, flt):
+        globs = [*(flt.include_globs or []), *(f"!{g}" for g in flt.exclude_globs or [])]
+        notes.append(f"no indexed file matches the globs {globs} (paths are relative to the root, "
+                     "gitignore syntax: 'src/**', '*.py')")
+    if notes:
+        note = "; ".join(notes)
+        out["message"] = f"{out['message']}; {note}" if out.get("message") else note
 
 
 def parse_source(ref: str) -> tuple[str, int | None, int | None]:

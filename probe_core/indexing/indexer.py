@@ -34,6 +34,7 @@ from ..storage.manifest import ChunkRow, FileRow
 from ..storage.protocol import StoreFilter, StorePoint
 from ..workspace import Workspace, point_id
 from .branches import BranchBook, retag_all
+from .store_check import check_store
 
 log = logging.getLogger("probe.index")
 
@@ -126,8 +127,8 @@ def reconcile(ws: Workspace) -> dict:
         ws.store.delete_ids(ws.manifest.drop_version(path, file_hash))
     retagged = retag_all(ws, store_ids.keys())  # a stop between a tag change and its bookkeeping
     if orphans or missing_files or broken_versions:
-        log.warning("reconciled index: removed %d orphan points, redoing %d files, dropped %d kept versions",
-                    len(orphans), len(missing_files), len(broken_versions))
+        log.info("reconciled index: removed %d orphan points, redoing %d files, dropped %d kept versions",
+                 len(orphans), len(missing_files), len(broken_versions))
     return {"orphans_removed": len(orphans), "files_redone": len(missing_files),
             "versions_dropped": len(broken_versions), "points_retagged": retagged}
 
@@ -214,7 +215,10 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
         check_identity(ws, adopt=True)
         store.ensure_collection(ws.embedder.dimensions)
         if man.get_meta("index_dirty") == "1":
-            report.reconciled = reconcile(ws)
+            report.reconciled = {"cause": "an interrupted run", **reconcile(ws)}
+        elif not (check := check_store(ws)).consistent:  # the store was lost behind our back
+            log.info("%s; rebuilding them now", check.message())
+            report.reconciled = {"cause": "points missing from the store", **reconcile(ws)}
         try:  # a project that gained a remote (or a second clone) is re-keyed in place
             sync_project_id(ws)
         except Exception as exc:  # noqa: BLE001 - never fail an index run over identity; retried next run
@@ -236,12 +240,14 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
 
         # 1. decide what changed, chunk it
         book = BranchBook(ws)
+        failed_now = 0  # files that failed in this run (their rows changed)
         work: list[tuple[ScannedFile, str, list[Chunk]]] = []
         for f in scanned:
             state.files_scanned += 1
             row = known.get(f.path)
             if row is not None and row.mtime_ns == f.mtime_ns and row.size == f.size:
-                report.files_unchanged += 1
+                if not row.last_error:  # a file that failed stays failed (counted as such), not "unchanged"
+                    report.files_unchanged += 1
                 continue
             try:
                 text = (read_text if ws.library is None else ws.library.read)(ws.root, f.path)
@@ -258,12 +264,18 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
             try:
                 chunker = chunk_file if ws.library is None else ws.library.chunk  # a library: docs only
                 chunks = [] if kept else _dedupe(chunker(f.path, text))
-            except Exception as exc:  # a chunker bug must not stop the whole index
-                log.exception("chunking %s failed", f.path)
+            except Exception as exc:  # an unreadable document, or a chunker bug, must not stop the whole index
+                # a ProbeError is the document's fault and its message says why: it is recorded and
+                # reported with the run's counts; anything else is a bug in Probe: keep the traceback
+                if isinstance(exc, ProbeError):
+                    log.info("%s: %s", f.path, exc)
+                else:
+                    log.exception("chunking %s failed", f.path)
                 book.checkout_has(f.path, None)  # the checkout has no indexable version of it
                 retain = book.leave(f.path, row.file_hash, None) if row is not None else False
-                man.mark_error(f.path, f.mtime_ns, f.size, f"chunking failed: {exc}", retain=retain)
-                report.files_failed += 1
+                reason = str(exc) if isinstance(exc, ProbeError) else f"chunking failed: {exc}"
+                man.mark_error(f.path, f.mtime_ns, f.size, reason, retain=retain)
+                failed_now += 1
                 continue
             work.append((f, file_hash, chunks))
             intel_graph.file_changed(ws, f.path, text, file_hash)  # symbol graph; never raises
@@ -345,7 +357,12 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
             report.chunks_embedded = fill_dense(ws, progress=progress, state=state)
         store.flush()
         man.set_meta("index_dirty", "0")
-        report.generation = man.bump_generation()
+        # the generation names a state of the index (it keys search caches): a scan that changed
+        # nothing keeps it, and only records when it ran
+        changed = (report.files_indexed or report.files_deleted or report.chunks_embedded or report.files_retagged
+                   or failed_now or any(v for k, v in report.reconciled.items() if k != "cause")
+                   or report.branches or man.generation == 0)
+        report.generation = man.bump_generation() if changed else man.mark_scanned()
         ws.touch()
         report.files_failed = man.counts()["files_failed"]
         report.errors.extend(e for e in man.errors() if e not in report.errors)

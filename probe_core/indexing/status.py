@@ -5,6 +5,7 @@ import time
 
 from ..errors import IndexConfigMismatch, ProbeError
 from ..workspace import Workspace
+from .store_check import check_store
 
 
 def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
@@ -35,6 +36,8 @@ def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
         "backend_reachable": None,
         "last_errors": [{"path": p, "error": e} for p, e in man.errors(limit=10)],
     }
+    if ws.library is None:  # the reference libraries searched beside this project, failures included
+        out["libraries"] = _library_summaries()
     if probe_backend and man.get_meta("embedding_model_id"):
         try:
             from .indexer import check_identity
@@ -46,9 +49,23 @@ def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
         except ProbeError as exc:
             out["last_error"] = str(exc)
         try:
-            out["points_in_store"] = ws.store.count()
+            check = check_store(ws)
+            out["points_in_store"] = check.store_points
             out["backend_reachable"] = True
+            if not check.consistent:  # the store lost points: the counts above are the manifest's wish
+                out["store_missing_points"] = check.missing
+                out["last_error"] = check.message()
         except ProbeError as exc:
             out["backend_reachable"] = False
             out["last_error"] = str(exc)
     return out
+
+
+def _library_summaries() -> list[dict]:
+    """The registered libraries with their counts and unreadable documents (``list_libraries``)."""
+    try:
+        from ..libraries import list_libraries
+
+        return list_libraries()
+    except ProbeError:  # an unreadable registry is `probe library list`'s error to report, not status's
+        return []

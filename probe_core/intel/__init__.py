@@ -2,8 +2,9 @@
 
 `map_code` (a repository's structure within a token budget), `find_callers`, `find_callees`,
 `find_references`, `find_implementations` and `impact_analysis` all return the same shape,
-`{target, items, truncated, source}`; `source` is "treesitter", or "lsp" when an installed language
-server answered (`lsp`: callers, references, implementations; `message` says why it did not).
+`{target, items, truncated, source}`; `source` is "treesitter" (the default), or "lsp" when a
+language server was asked for and answered (`lsp`: callers, references, implementations; `message`
+says why one that was asked for did not).
 The graph lives in `graph_*` tables of the workspace manifest; the indexer updates it per file
 (`build.file_changed`/`file_removed`), and `ensure_graph` catches up with anything indexed without it.
 Modules: `extract` (tree → rows), `store` (tables), `build` (keeping it current), `resolve` (which

@@ -52,6 +52,7 @@ _TYPE_LIKE = frozenset({"type_identifier", "identifier", "scoped_type_identifier
                         "generic_type", "scoped_identifier", "nested_type_identifier", "attribute",
                         "member_expression"})
 _SPACE = re.compile(r"\s+")
+_PY_STRING = re.compile(r"^[rRbBuUfF]{0,2}(?P<q>\"\"\"|'''|\"|')(?P<body>.*)(?P=q)$", re.S)
 _COMMENT_MARK = re.compile(r"^\s*(?:/\*\*?|\*/|\*|///?!?|#!?|--)\s?")
 _MAX_QUALIFIER = 80
 _MAX_SIGNATURE = 200
@@ -235,7 +236,7 @@ class _Walker:
             if first is not None and first.type == "expression_statement" and first.named_child_count:
                 first = first.named_children[0]
             if first is not None and first.type == "string":
-                return _first_doc_line(node_text(first).strip("\"'rbuRBU"))
+                return _first_doc_line(_string_body(node_text(first)))
             return ""
         prev = outer.prev_named_sibling
         lines: list[str] = []
@@ -500,6 +501,14 @@ def _rust_use(node: Node, prefix: str):
     elif t == "use_list":
         for child in node.named_children:
             yield from _rust_use(child, prefix)
+
+
+def _string_body(literal: str) -> str:
+    """The text inside a Python string literal: its prefix (r, b, u, f, in any case and pair) and
+    quotes removed, and nothing else (stripping a set of characters would eat the first letter of
+    "Return ..." or the last of "... thank you")."""
+    m = _PY_STRING.match(literal)
+    return m["body"] if m else literal
 
 
 def _first_doc_line(raw: str) -> str:

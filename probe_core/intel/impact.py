@@ -35,7 +35,7 @@ def impact_analysis(ws: Workspace, symbol: str | None = None, file: str | None =
     imports, other uses), `implementation` (subclasses, implementors) and `test` (any of those
     inside a test file). The summary counts all of them, even beyond the token budget.
     """
-    depth = _check(max_results, depth)
+    depth = _check(max_results, depth, max_tokens)
     ctx = QueryContext(ws)
     targets = ctx.targets(symbol, file, line)
     items: dict[tuple[str, int], Item] = {}

@@ -4,6 +4,8 @@ from __future__ import annotations
 import posixpath
 from dataclasses import dataclass, field
 
+from probe_core.chunking.languages import normalize_language
+from probe_core.limits import MAP_DEPTH, MAX_TOKENS
 from probe_core.workspace import Workspace
 
 from .build import ensure_graph, graph_store
@@ -19,18 +21,22 @@ _CHARS_PER_TOKEN = 4
 
 @dataclass(slots=True)
 class MapResult:
-    """`{target, items: [{path, language, lines, symbols?}], dirs, text, truncated, source}`."""
+    """`{target, items: [{path, language, lines, symbols?}], dirs, text, truncated, omitted?, source}`."""
 
     target: dict
     items: list[dict] = field(default_factory=list)
     dirs: list[dict] = field(default_factory=list)  # folders below `depth`, summarized
     text: str = ""
     truncated: bool = False
+    omitted: dict | None = None  # when truncated: {files, dirs} left out
     source: str = SOURCE_TREESITTER
 
     def to_dict(self) -> dict:
-        return {"target": self.target, "items": self.items, "dirs": self.dirs, "text": self.text,
-                "truncated": self.truncated, "source": self.source}
+        out = {"target": self.target, "items": self.items, "dirs": self.dirs, "text": self.text,
+               "truncated": self.truncated, "source": self.source}
+        if self.omitted is not None:
+            out["omitted"] = self.omitted
+        return out
 
 
 def _symbol_entry(s: Symbol, detail: str) -> dict:
@@ -66,8 +72,10 @@ def map_code(ws: Workspace, path: str = ".", depth: int = 2, detail: str = "sign
     """
     if detail not in DETAILS:
         raise BadQuery(f"detail must be one of {', '.join(DETAILS)}, not {detail!r}")
-    if depth < 1:
-        raise BadQuery("depth must be at least 1")
+    MAP_DEPTH.check(depth, BadQuery)
+    MAX_TOKENS.check(max_tokens, BadQuery)
+    if language is not None:
+        language = normalize_language(language)
     ensure_graph(ws)
     store = graph_store(ws)
     base = relative_path(ws, path).strip("/")
@@ -81,15 +89,19 @@ def map_code(ws: Workspace, path: str = ".", depth: int = 2, detail: str = "sign
              if (not base or p == base or p.startswith(base + "/")) and (language is None or lang == language)]
     if not files:
         raise BadQuery(f"nothing indexed under {path!r}" + (f" in {language}" if language else ""))
+    shallow = []
     for p, lang, n in files:
-        rel = p[len(base) + 1:] if base and p != base else p
-        level = rel.count("/") + 1
-        if level > depth:
-            folder = posixpath.join(base, *rel.split("/")[:depth]) if base else "/".join(rel.split("/")[:depth])
-            totals = deeper.setdefault(folder, [0, 0])
-            totals[0] += 1
-            totals[1] += n
+        # levels count from `path`: a file asked for by name is level 1, whatever its depth
+        rel = posixpath.basename(p) if p == base else (p[len(base) + 1:] if base else p)
+        if rel.count("/") < depth:
+            shallow.append((p, lang, n))
             continue
+        folder = posixpath.join(base, *rel.split("/")[:depth]) if base else "/".join(rel.split("/")[:depth])
+        totals = deeper.setdefault(folder, [0, 0])
+        totals[0] += 1
+        totals[1] += n
+    name_only = None  # the last file listed, when it had to be listed without its symbols
+    for p, lang, n in shallow:
         entry: dict = {"path": p, "language": lang, "lines": n}
         block = [f"{p} ({n} lines)"]
         if detail != "files":
@@ -106,6 +118,7 @@ def map_code(ws: Workspace, path: str = ".", depth: int = 2, detail: str = "sign
             if used + len(block[0]) + 1 <= budget:
                 result.items.append({"path": p, "language": lang, "lines": n})
                 lines_out.append(block[0])
+                name_only = p if len(block) > 1 else None
             result.truncated = True
             break
         used += size
@@ -120,5 +133,12 @@ def map_code(ws: Workspace, path: str = ".", depth: int = 2, detail: str = "sign
             used += len(row) + 1
             result.dirs.append({"dir": folder, "files": count, "lines": total})
             lines_out.append(row)
+    if result.truncated:  # never cut silently: say what is left out and how to see it
+        result.omitted = {"files": len(shallow) - len(result.items), "dirs": len(deeper) - len(result.dirs)}
+        left = [f"{result.omitted['files']} more files", f"{result.omitted['dirs']} more folders"]
+        if name_only:
+            left.insert(0, f"the symbols of {name_only}")
+        lines_out.append(f"… cut at max_tokens={max_tokens}: {', '.join(left)} not shown; raise max_tokens, "
+                         "lower depth or detail, or map a subfolder")
     result.text = "\n".join(lines_out)
     return result

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable
 
+from probe_core.limits import INTEL_DEPTH, MAX_RESULTS, MAX_TOKENS
 from probe_core.scan import read_text
 from probe_core.workspace import Workspace
 
@@ -19,7 +20,6 @@ from .model import SOURCE_LSP, Edge, Item, IntelResult, Ref, Symbol
 from .resolve import TYPE_KINDS, Resolver, family
 from .targets import find_targets
 
-MAX_DEPTH = 5
 CALLEE_MIN_CONFIDENCE = 0.3
 # what a call can land on (macros are expanded, not called; a class call runs its constructor)
 CALLABLE_KINDS = frozenset({"function", "method", "class", "struct"})
@@ -101,24 +101,25 @@ def finish(targets: list[Symbol], items: list[Item], max_results: int, max_token
 
 
 def answer(ctx: QueryContext, targets: list[Symbol], question: str, graph: Callable[[], list[Item]],
-           max_results: int, max_tokens: int | None, **kwargs) -> IntelResult:
-    """A language server's answer when one is installed and answers (`source: "lsp"`), else the
-    graph's (`graph()`), with `message` saying why the server did not answer."""
+           max_results: int, max_tokens: int | None, *, lsp: bool | None = None, **kwargs) -> IntelResult:
+    """The graph's answer (`graph()`), or, when a language server was asked for (`lsp`, see
+    `lsp.enabled`) and answers, the server's (`source: "lsp"`); `message` says why one that was
+    asked for did not answer."""
     from .lsp import ask
 
-    lsp = ask(ctx, targets, question, **kwargs)
+    lsp = ask(ctx, targets, question, use=lsp, **kwargs)
     res = finish(targets, graph() if lsp.items is None else _dedupe(lsp.items), max_results, max_tokens)
     res.source = SOURCE_LSP if lsp.items is not None else res.source
     res.message = lsp.message
     return res
 
 
-def _check(max_results: int, depth: int) -> int:
-    if max_results < 1:
-        raise BadQuery("max_results must be at least 1")
-    if depth < 1:
-        raise BadQuery("depth must be at least 1")
-    return min(depth, MAX_DEPTH)
+def _check(max_results: int, depth: int, max_tokens: int | None = None) -> int:
+    """The bounds every face shares (``probe_core.limits``): out of range is an error, never clamped."""
+    MAX_RESULTS.check(max_results, BadQuery)
+    if max_tokens is not None:
+        MAX_TOKENS.check(max_tokens, BadQuery)
+    return INTEL_DEPTH.check(depth, BadQuery)
 
 
 # -- callers -----------------------------------------------------------------------------------
@@ -150,14 +151,15 @@ def caller_items(ctx: QueryContext, targets: list[Symbol], depth: int) -> list[I
 
 
 def find_callers(ws: Workspace, symbol: str | None = None, file: str | None = None, line: int | None = None,
-                 *, depth: int = 1, max_results: int = 50, max_tokens: int | None = 4000) -> IntelResult:
+                 *, depth: int = 1, max_results: int = 50, max_tokens: int | None = 4000,
+                 lsp: bool | None = None) -> IntelResult:
     """Every call of the function/method (and, with `depth` > 1, calls of its callers)."""
-    depth = _check(max_results, depth)
+    depth = _check(max_results, depth, max_tokens)
     ctx = QueryContext(ws)
     targets = ctx.targets(symbol, file, line)
     if depth > 1:  # the language server answers one level
         return finish(targets, caller_items(ctx, targets, depth), max_results, max_tokens)
-    return answer(ctx, targets, "callers", lambda: caller_items(ctx, targets, 1), max_results, max_tokens)
+    return answer(ctx, targets, "callers", lambda: caller_items(ctx, targets, 1), max_results, max_tokens, lsp=lsp)
 
 
 # -- callees -----------------------------------------------------------------------------------
@@ -187,7 +189,7 @@ def callee_items(ctx: QueryContext, targets: list[Symbol], depth: int) -> list[I
 def find_callees(ws: Workspace, symbol: str | None = None, file: str | None = None, line: int | None = None,
                  *, depth: int = 1, max_results: int = 50, max_tokens: int | None = 4000) -> IntelResult:
     """The definitions (in this repository) that the function calls; library calls are left out."""
-    depth = _check(max_results, depth)
+    depth = _check(max_results, depth, max_tokens)
     ctx = QueryContext(ws)
     targets = ctx.targets(symbol, file, line)
     return finish(targets, callee_items(ctx, targets[:1] if file else targets, depth), max_results, max_tokens)
@@ -212,13 +214,13 @@ def reference_items(ctx: QueryContext, targets: list[Symbol], include_declaratio
 
 def find_references(ws: Workspace, symbol: str | None = None, file: str | None = None, line: int | None = None,
                     *, include_declaration: bool = False, max_results: int = 50,
-                    max_tokens: int | None = 4000) -> IntelResult:
+                    max_tokens: int | None = 4000, lsp: bool | None = None) -> IntelResult:
     """Every use in code (calls, type annotations, imports, tests); comments and docs are not code."""
-    _check(max_results, 1)
+    _check(max_results, 1, max_tokens)
     ctx = QueryContext(ws)
     targets = ctx.targets(symbol, file, line)
     return answer(ctx, targets, "references", lambda: reference_items(ctx, targets, include_declaration),
-                  max_results, max_tokens, include_declaration=include_declaration)
+                  max_results, max_tokens, lsp=lsp, include_declaration=include_declaration)
 
 
 # -- implementations ---------------------------------------------------------------------------
@@ -299,13 +301,14 @@ def _go_satisfiers(ctx: QueryContext, iface: Symbol) -> list[Item]:
 
 def find_implementations(ws: Workspace, symbol: str | None = None, file: str | None = None,
                          line: int | None = None, *, max_results: int = 50,
-                         max_tokens: int | None = 4000) -> IntelResult:
+                         max_tokens: int | None = 4000, lsp: bool | None = None) -> IntelResult:
     """Subclasses (transitively), `implements`, Rust `impl Trait for`, Go types satisfying an interface."""
-    _check(max_results, 1)
+    _check(max_results, 1, max_tokens)
     ctx = QueryContext(ws)
     targets = ctx.targets(symbol, file, line)
     typed = [t for t in targets if t.kind in TYPE_KINDS] or targets
-    return answer(ctx, typed, "implementations", lambda: implementation_items(ctx, typed), max_results, max_tokens)
+    return answer(ctx, typed, "implementations", lambda: implementation_items(ctx, typed), max_results, max_tokens,
+                  lsp=lsp)
 
 
 def _dedupe(items: Iterable[Item]) -> list[Item]:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .model import Edge, FileGraph, Import, Ref, Symbol
 
-GRAPH_VERSION = "3"  # bump when extraction changes: stored graphs are then rebuilt
+GRAPH_VERSION = "4"  # bump when extraction changes: stored graphs are then rebuilt
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -138,6 +138,11 @@ class GraphStore:
     def files(self) -> list[tuple[str, str | None, int]]:
         """(path, language, lines) of every graphed file, by path."""
         return self._rows("SELECT path, language, lines FROM graph_files ORDER BY path")
+
+    def line_count(self, path: str) -> int | None:
+        """Lines of a graphed file (None when it is not in the graph)."""
+        rows = self._rows("SELECT lines FROM graph_files WHERE path=?", (path,))
+        return rows[0][0] if rows else None
 
     def symbols_named(self, name: str) -> list[Symbol]:
         return [_symbol(r) for r in self._rows(f"SELECT {_SYMBOL_COLS} FROM graph_symbols WHERE name=?", (name,))]

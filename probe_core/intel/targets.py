@@ -44,13 +44,19 @@ def _rank(s: Symbol) -> tuple:
 def find_targets(ws: Workspace, res: Resolver, symbol: str | None, file: str | None,
                  line: int | None) -> list[Symbol]:
     """The definitions meant, best first; raises `SymbolNotFound` when there is none."""
-    if not symbol and not (file and line):
+    if line is not None and not file:
+        raise BadQuery("a line needs the file it is in (file + line)")
+    if not symbol and not (file and line is not None):
         raise BadQuery("give a symbol name, or a file and a line number")
     owner, name = split_symbol(symbol) if symbol else (None, None)
     if file:
         rel = relative_path(ws, file)
         if rel not in res.languages:
             raise SymbolNotFound(f"{rel} is not indexed (is the path relative to the root?)")
+        if line is not None:  # a line outside the file is a mistake to report, never to ignore
+            total = res.store.line_count(rel) or 0
+            if isinstance(line, bool) or not isinstance(line, int) or not 1 <= line <= max(total, 1):
+                raise BadQuery(f"line {line!r} is not in {rel} (lines 1-{total})")
         syms = [s for s in res.store.symbols_in(rel) if s.kind != "impl" or name is None]
         if line:
             if name:

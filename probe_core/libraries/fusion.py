@@ -1,5 +1,16 @@
 """One search over the project and reference libraries: each source ranks its own results, then
-the ranked lists are fused by Reciprocal Rank Fusion (k = 60) and cut to ``top_k``.
+the ranked lists are merged into one and cut to ``top_k``.
+
+Merging by position (Reciprocal Rank Fusion) put every source's #1 above everything else, however
+weak: a query answered word for word by a library document came back behind an unrelated project
+file and an unrelated note. So the lists are merged by evidence that compares across sources: the
+cosine similarity of each result's best chunk to the query (``signals.dense_score``), which is on
+one scale when every source is embedded by the same model. Each source's own order (hybrid
+ranking, test penalty, rerank) is kept: a result's merge key is the lowest similarity at or above
+it in its list, so a source never contradicts itself, it only interleaves. When the similarities
+are not comparable (a source embedded by another model, or without dense vectors yet), the lists
+are fused by rank as before and the answer says so. Measured on a labelled set
+(``tests/libraries/test_fusion_quality.py``, ``docs/libraries.md``).
 
 Sources: the project (``collection: "project"``) and each selected library (``collection:
 "libraries"``, one ranked list per library, since each library has its own index and its scores
@@ -17,6 +28,7 @@ from typing import Protocol
 
 from ..engine.answers import mark_project as _mark_project
 from ..errors import ConfigError, ProbeError
+from ..limits import MAX_TOKENS
 from .registry import LibraryError
 
 RRF_K = 60
@@ -63,15 +75,32 @@ def select_sources(filters: dict | None, include_libraries: bool) -> tuple[bool,
 
 
 def rrf_fuse(lists: list[list[dict]], *, k: int = RRF_K, top_k: int) -> list[dict]:
-    """Fuse ranked lists: score = Σ 1/(k + rank). Items are distinct across lists (each source has
-    its own documents), so ties (the same rank in two lists) keep the order of ``lists``."""
+    """Fuse ranked lists by position: score = 1/(k + rank). Items are distinct across lists (each
+    source has its own documents), so ties (the same rank in two lists) keep the order of ``lists``."""
+    return _merged([(1.0 / (k + rank), rank, li, r) for li, results in enumerate(lists)
+                    for rank, r in enumerate(results, 1)], top_k)
+
+
+def evidence_fuse(lists: list[list[dict]], *, top_k: int) -> list[dict]:
+    """Merge ranked lists by each result's query similarity (``signals.dense_score``), keeping every
+    list's own order: a result's key is the lowest similarity at or above it in its list (a result
+    without one inherits the key of the result above it). Ties keep rank, then list order."""
     scored: list[tuple[float, int, int, dict]] = []
     for li, results in enumerate(lists):
-        for rank, r in enumerate(results, 1):
-            scored.append((1.0 / (k + rank), li, rank, r))
-    scored.sort(key=lambda t: (-t[0], t[2], t[1]))
+        sims = [(r.get("signals") or {}).get("dense_score") for r in results]
+        key = max((s for s in sims if s is not None), default=-1.0)
+        for rank, (r, sim) in enumerate(zip(results, sims), 1):
+            key = key if sim is None else min(key, sim)
+            scored.append((key, rank, li, r))
+    return _merged(scored, top_k)
+
+
+def _merged(scored: list[tuple[float, int, int, dict]], top_k: int) -> list[dict]:
+    """The best ``top_k`` of ``(score, rank, list index, result)``, each result copied with its fused
+    score and its place in its own source (``signals.source_rank``, ``source_score``)."""
+    scored.sort(key=lambda t: (-t[0], t[1], t[2]))
     out = []
-    for score, _li, rank, r in scored[:top_k]:
+    for score, rank, _li, r in scored[:top_k]:
         r = dict(r)
         r["signals"] = {**(r.get("signals") or {}), "source_rank": rank, "source_score": r.get("score")}
         r["score"] = round(score, 6)
@@ -79,12 +108,22 @@ def rrf_fuse(lists: list[list[dict]], *, k: int = RRF_K, top_k: int) -> list[dic
     return out
 
 
+def comparable(answers: list[dict]) -> str | None:
+    """None when every answer's similarities share one scale; else why they do not."""
+    models = {a.get("embedding_model_id") for a in answers}
+    if len(models) > 1 or None in models:
+        return "the sources are embedded by different models"
+    if any(a.get("dense_coverage", 0) == 0 and a.get("results") for a in answers):
+        return "a source has no semantic vectors yet"
+    return None
+
+
 def search_sources(project: SearchEngine | None, libraries: LibrarySource | None, query: str, *,
                    top_k: int = 12, mode: str = "auto", instruction: str | None = None,
                    filters: dict | None = None, max_tokens: int | None = None,
                    include_libraries: bool = False) -> dict:
     """Search the selected sources and fuse them (see the module docstring)."""
-    from ..engine.answers import MAX_MAX_TOKENS, MIN_MAX_TOKENS, fit_budget
+    from ..engine.answers import fit_budget
 
     t0 = time.perf_counter()
     want_project, names, want_libraries, rest = select_sources(filters, include_libraries)
@@ -93,9 +132,8 @@ def search_sources(project: SearchEngine | None, libraries: LibrarySource | None
             raise ConfigError("no project is open here; search the libraries with include_libraries")
         return _mark_project(project.search(query, top_k=top_k, mode=mode, instruction=instruction,
                                             filters=rest, max_tokens=max_tokens))
-    if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
-                                   or not MIN_MAX_TOKENS <= max_tokens <= MAX_MAX_TOKENS):
-        raise ConfigError(f"max_tokens must be an integer between {MIN_MAX_TOKENS} and {MAX_MAX_TOKENS}")
+    if max_tokens is not None:
+        MAX_TOKENS.check(max_tokens)
     if libraries is None:
         raise LibraryError("reference libraries are not available in this process")
     engines = libraries.engines(names)  # raises LibraryError for unknown names
@@ -143,7 +181,13 @@ def search_sources(project: SearchEngine | None, libraries: LibrarySource | None
     if not answers and errors:
         raise errors[0] if isinstance(errors[0], ProbeError) else ProbeError(str(errors[0]))
 
-    fused = rrf_fuse([a["results"] for _, _, a in answers], top_k=top_k)
+    lists = [a["results"] for _, _, a in answers]
+    why_not = comparable([a for _, _, a in answers])
+    if why_not is None:
+        fused = evidence_fuse(lists, top_k=top_k)
+    else:  # similarities on different scales would mislead: fall back to positions, and say so
+        fused = rrf_fuse(lists, top_k=top_k)
+        notes.append(f"results merged by rank, not by similarity: {why_not}")
     project_answer = next((a for c, _, a in answers if c == "project"), None)
     out = {
         "results": fused,

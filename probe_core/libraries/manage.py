@@ -19,18 +19,25 @@ from . import registry
 from .registry import LibraryError
 
 REMOVE_WAIT_S = 10.0  # how long `remove` waits for running processes to close the library
+MAX_FAILURES_LISTED = 20  # per library, in `list_libraries` (the count covers them all)
 
 
 def _counts(name: str) -> dict:
-    """files / chunks / chunks_embedded from the library's manifest (read-only); None if not indexed."""
+    """files / files_failed / chunks / chunks_embedded from the library's manifest (read-only); None
+    if not indexed. ``files`` counts the documents that are searchable; ``files_failed`` those that
+    could not be read (a broken or scanned PDF), whose reasons are in ``failures``."""
     path = registry.index_dir(name) / "manifest.sqlite"
-    out = {"files": None, "chunks": None, "chunks_embedded": None}
+    out = {"files": None, "files_failed": None, "chunks": None, "chunks_embedded": None, "failures": []}
     if not path.exists():
         return out
     try:
         db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
         try:
             out["files"] = db.execute("SELECT COUNT(*) FROM files WHERE last_error IS NULL").fetchone()[0]
+            failures = db.execute("SELECT path, last_error FROM files WHERE last_error IS NOT NULL "
+                                  "ORDER BY path").fetchall()
+            out["files_failed"] = len(failures)
+            out["failures"] = [{"path": p, "error": e} for p, e in failures[:MAX_FAILURES_LISTED]]
             out["chunks"] = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
             out["chunks_embedded"] = db.execute("SELECT COUNT(*) FROM chunks WHERE has_dense=1").fetchone()[0]
         finally:
@@ -41,7 +48,8 @@ def _counts(name: str) -> dict:
 
 
 def list_libraries() -> list[dict]:
-    """Every registered library, by name: name, kind, path, mode, added_at, files, chunks, chunks_embedded."""
+    """Every registered library, by name: name, kind, path, mode, added_at, files, files_failed,
+    failures, chunks, chunks_embedded."""
     libs = registry.load()
     return [{**entry, **_counts(name)} for name, entry in sorted(libs.items()) if not entry.get("removing")]
 

@@ -12,14 +12,21 @@ indexer records it as the file's ``last_error``; the rest of the library indexes
 from __future__ import annotations
 
 import io
+import logging
 import re
+
+from ..errors import ProbeError
+
+# pypdf logs each oddity it repairs or gives up on (``EOF marker not found``) as a warning; the
+# reason a document cannot be read comes back in ``PdfTextError`` instead, one line per file
+logging.getLogger("pypdf").setLevel(logging.ERROR)
 
 # Characters ``str.splitlines`` breaks on besides \n: normalized so that the chunker, the kept text
 # and ``open_file`` agree on line numbers.
 _LINE_BREAKS = re.compile("\r\n|[\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
 
 
-class PdfTextError(ValueError):
+class PdfTextError(ProbeError, ValueError):
     """A PDF with no text Probe can index; the message says why (``pdf: ...``)."""
 
 

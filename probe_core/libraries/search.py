@@ -82,7 +82,7 @@ def library_search(ws: "Workspace", query: str, *, top_k: int = 12, mode: str = 
                 "snippet": "\n".join(lines[start - 1:min(end, start + SNIPPET_LINES - 1)]),
                 "score": round(h.score, 6), "stale": False, "source": f"{ref}#L{start}-L{end}",
                 "symbol": p.get("symbol"), "language": p.get("language"), "chunk_kind": p.get("chunk_kind"),
-                "signals": {"dense_rank": h.dense_rank, "bm25_rank": h.bm25_rank},
+                "signals": {"dense_rank": h.dense_rank, "bm25_rank": h.bm25_rank, "dense_score": h.dense_score},
                 "collection": COLLECTION, "library_name": name,
             })
             if len(results) >= top_k:

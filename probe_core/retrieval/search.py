@@ -11,6 +11,7 @@ import pathspec
 
 from .. import sparse
 from ..errors import BackendUnavailable, ConfigError, EmbeddingError, ProbeError
+from ..limits import TOP_K
 from ..records import SearchResult
 from ..storage.protocol import HybridQuery, StoreFilter, StoreHit
 from ..workspace import Workspace
@@ -22,6 +23,7 @@ from .query_intent import QueryIntent, parse_query
 from .rank_fusion import fuse
 from .ranges import Range, cap_per_file, drop_overlaps, expand_tiny, merge_hits
 from .ranking import DEFAULT_RANKING, RankingSettings
+from .filter_values import clean_filter_value
 from .snippets import FileLines
 
 EXPAND_TOP = 5  # the top hits get their tiny neighbours folded in
@@ -60,6 +62,8 @@ class SearchFilters:
                     raise ConfigError("filters.branch must be a string")
             elif not (isinstance(val, list) and all(isinstance(x, str) for x in val)):
                 raise ConfigError(f"filters.{key} must be a list of strings")
+            else:  # languages by alias, globs checked: a value that can match nothing is an error
+                val = clean_filter_value(key, val)
             setattr(out, key, val)
         return out
 
@@ -89,8 +93,7 @@ def check_query(query: str, top_k: int, mode: str) -> None:
     """The arguments every search checks (a project's and a library's)."""
     if not isinstance(query, str) or not query.strip():
         raise ConfigError("query must be a non-empty string")
-    if not isinstance(top_k, int) or not 1 <= top_k <= 100:
-        raise ConfigError("top_k must be an integer between 1 and 100")
+    TOP_K.check(top_k)
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}")
 
@@ -155,7 +158,10 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
         read_from = (flt.branch or (other[0] if other else None)) if other is not None else None
         stale = any(files.is_stale(h.payload["file_path"], int(h.payload["start_line"]), int(h.payload["end_line"]),
                                    h.payload.get("chunk_hash", ""), branch=read_from) for h in r.hits)
-        signals = {"dense_rank": best.dense_rank, "bm25_rank": best.bm25_rank}
+        # the range's closest chunk to the query: the similarity libraries are fused by (a literal-only
+        # best hit has none of its own)
+        dense_score = max((h.dense_score for h in r.hits if h.dense_score is not None), default=None)
+        signals = {"dense_rank": best.dense_rank, "bm25_rank": best.bm25_rank, "dense_score": dense_score}
         signals.update({f"{name}_rank": rank for name, rank in best.extra_ranks.items()})
         if id(r) in ranked.rerank_scores:
             signals["rerank_score"] = round(ranked.rerank_scores[id(r)], 6)

@@ -40,6 +40,10 @@ def _ranks(points) -> dict[str, int]:
     return {str(p.id): i + 1 for i, p in enumerate(points)}
 
 
+def _scores(points) -> dict[str, float]:
+    return {str(p.id): float(p.score) for p in points}
+
+
 class EdgeStore:
     """A ``VectorStore`` over one Qdrant Edge shard directory."""
 
@@ -182,11 +186,13 @@ class EdgeStore:
             results = self._s().query_batch(qe.QueryBatchRequest([fused, *requests]))
         fused_pts, signal_lists = results[0], results[1:]
         dense_ranks = _ranks(signal_lists[0]) if query.dense is not None else {}
+        dense_scores = _scores(signal_lists[0]) if query.dense is not None else {}
         bm25_ranks = _ranks(signal_lists[-1])
         return [
             StoreHit(
                 id=str(p.id), score=float(p.score), payload=dict(p.payload or {}),
                 dense_rank=dense_ranks.get(str(p.id)), bm25_rank=bm25_ranks.get(str(p.id)),
+                dense_score=dense_scores.get(str(p.id)),
             )
             for p in fused_pts
         ]

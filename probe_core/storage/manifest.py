@@ -155,11 +155,21 @@ class Manifest:
             db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('last_scan_at', ?)", (str(time.time()),))
         return gen
 
+    def mark_scanned(self) -> int:
+        """Record a completed scan that changed nothing: the generation stays. Returns it."""
+        self.set_meta("last_scan_at", str(time.time()))
+        return self.generation
+
     # -- files -------------------------------------------------------------------------------
     def files(self) -> dict[str, FileRow]:
         with self._lock:
             rows = self._db.execute("SELECT path, mtime_ns, size, file_hash, last_error FROM files").fetchall()
         return {r[0]: FileRow(*r) for r in rows}
+
+    def languages(self) -> set[str]:
+        """The languages of the indexed files (what a language filter can match)."""
+        with self._lock:
+            return {r[0] for r in self._db.execute("SELECT DISTINCT language FROM files WHERE language IS NOT NULL")}
 
     def file_paths(self) -> list[str]:
         with self._lock:

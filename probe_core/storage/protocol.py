@@ -55,7 +55,9 @@ class StoreFilter:
 
 @dataclass(slots=True)
 class StoreHit:
-    """A fused hit with the rank it had in each prefetch list (1-based, None if absent)."""
+    """A fused hit with the rank it had in each prefetch list (1-based, None if absent), and its
+    cosine similarity to the query when it is in the dense list (the one score that compares across
+    collections embedded by the same model: reference-library fusion uses it)."""
 
     id: str
     score: float
@@ -64,6 +66,7 @@ class StoreHit:
     bm25_rank: int | None = None
     # ranks in the lists search adds beside the store's (exact literals, identifiers), by list name
     extra_ranks: dict = field(default_factory=dict)
+    dense_score: float | None = None
 
 
 @dataclass(slots=True)

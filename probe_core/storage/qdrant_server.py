@@ -148,10 +148,12 @@ class QdrantServerStore:
         responses = self._call(self.client.query_batch_points, self.name, [fused, *singles])
         ranks = [{str(p.id): i + 1 for i, p in enumerate(r.points)} for r in responses[1:]]
         dense_ranks = ranks[0] if query.dense is not None else {}
+        dense_scores = {str(p.id): float(p.score) for p in responses[1].points} if query.dense is not None else {}
         bm25_ranks = ranks[-1]
         return [
             StoreHit(id=str(p.id), score=float(p.score), payload=dict(p.payload or {}),
-                     dense_rank=dense_ranks.get(str(p.id)), bm25_rank=bm25_ranks.get(str(p.id)))
+                     dense_rank=dense_ranks.get(str(p.id)), bm25_rank=bm25_ranks.get(str(p.id)),
+                     dense_score=dense_scores.get(str(p.id)))
             for p in responses[0].points
         ]
 

@@ -5,10 +5,11 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Label, Static
+from textual.widgets import Footer, Label, Static
 
 from ..format import mask_text, rate
 from ..widgets.meter import Meter
+from ..widgets.topbar import TopBar
 
 PHASE_TEXT = {
     "starting": "starting", "scanning": "scanning files", "chunking": "chunking", "sparse": "lexical index",
@@ -19,10 +20,10 @@ PHASE_TEXT = {
 class DashboardScreen(Screen):
     """Live indexing state, read from the engine's ``index_status`` every half second."""
 
-    BINDINGS = [Binding("x", "app.rescan", "Rescan")]
+    BINDINGS = [Binding("x", "app.rescan", "Rescan", tooltip="ask the indexer for a full scan now")]
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TopBar("dashboard", self.BINDINGS)
         with VerticalScroll(id="dash"):
             with Horizontal(id="dash-top"):
                 yield Static(id="phase", classes="panel")
@@ -60,8 +61,9 @@ class DashboardScreen(Screen):
         role = st.get("role") or "?"
         role_text = {"owner": "this app indexes and watches", "attached": "attached to the running probe mcp"}.get(
             role, role)
+        colour = {"up to date": "$success", "paused (error)": "$error"}.get(phase_text, "$accent")
         self.query_one("#phase", Static).update(
-            f"[b]Index[/]  [b $accent]{phase_text}[/]\n"
+            f"[b]Index[/]  [b {colour}]{phase_text}[/]\n"
             f"generation [b]{st.get('index_generation', 0)}[/] · scans {st.get('scans_completed', 0)}\n"
             f"files {st.get('files_indexed', 0)} · chunks {st.get('chunks_indexed', 0)}"
             f" · failed {st.get('files_failed', 0)}\n"

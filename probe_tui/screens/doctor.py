@@ -7,9 +7,10 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Label, Static
+from textual.widgets import Footer, Label, Static
 
 from ..format import STATUS_ICON, mask_text
+from ..widgets.topbar import TopBar
 
 STYLE = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "dim"}
 
@@ -17,14 +18,14 @@ STYLE = {"ok": "green", "warn": "yellow", "fail": "red", "skip": "dim"}
 class DoctorScreen(Screen):
     """Runs ``probe_core.doctor.run_doctor`` in a worker; ``r`` runs it again."""
 
-    BINDINGS = [Binding("r", "rerun", "Re-run")]
+    BINDINGS = [Binding("r", "rerun", "Re-run", tooltip="run every check again")]
 
     def __init__(self):
         super().__init__()
         self.checks: list = []
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TopBar("doctor", self.BINDINGS)
         yield Label("running checks…", id="doctor-summary")
         yield VerticalScroll(id="checks")
         yield Footer()

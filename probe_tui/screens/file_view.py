@@ -5,9 +5,10 @@ from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Footer, Static
 
 from ..widgets.preview import Preview
+from ..widgets.topbar import TopBar
 
 
 class FileViewScreen(Screen):
@@ -22,7 +23,7 @@ class FileViewScreen(Screen):
         self.path, self.start, self.end, self.language = path, start, end, language
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TopBar("search", self.BINDINGS)
         yield Static(f"[b]{self.path}[/]  lines {self.start}-{self.end}", id="file-title")
         yield Preview(id="file-body")
         yield Footer()

@@ -16,20 +16,26 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.widgets import DataTable, Footer, Label, Static
 
 from ..format import clip_left, mask_text
+from ..widgets.topbar import TopBar
 from .confirm import ConfirmScreen
 from .form import Field, FormScreen
 
 MODES = ("sync", "incremental")
-FIXED_COLUMNS = 58  # name, kind, mode, files, chunks and the cell padding; the path gets the rest
+FIXED_COLUMNS = 66  # name, kind, mode, files, failed, chunks and the cell padding; the path gets the rest
 PROGRESS_EVERY_S = 0.25  # at most this often a progress update reaches the UI
 PHASES = {"scanning": "scanning", "chunking": "chunking", "sparse": "lexical index", "dense": "embedding"}
 
 
 def count(value: int | None) -> Text:
     return Text("–" if value is None else f"{value:,}", justify="right")
+
+
+def failed_count(value: int | None) -> Text:
+    """Documents that could not be indexed: red when there are any."""
+    return Text("–" if value is None else f"{value:,}", justify="right", style="bold red" if value else "dim")
 
 
 def progress_text(p) -> str:
@@ -49,9 +55,10 @@ class LibrariesScreen(Screen):
 
     BINDINGS = [
         Binding("a", "add", "Add"),
-        Binding("x", "index", "Rescan"),
-        Binding("d", "remove", "Remove"),
-        Binding("r", "reload", "Refresh"),
+        Binding("x", "index", "Rescan", tooltip="index the highlighted library now"),
+        Binding("d", "remove", "Remove", tooltip="unregister the highlighted library (asks first)"),
+        Binding("r", "reload", "Refresh", show=False,  # in help; the footer keeps 80 columns for quit
+                tooltip="read the list again"),
     ]
 
     def __init__(self):
@@ -63,7 +70,7 @@ class LibrariesScreen(Screen):
         self.select_next: str | None = None
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TopBar("libraries", self.BINDINGS)
         yield Label("reading the libraries…", id="libraries-summary")
         yield DataTable(id="libraries", cursor_type="row", zebra_stripes=True)
         yield Static("", id="library-detail", classes="panel")
@@ -104,14 +111,14 @@ class LibrariesScreen(Screen):
         table.add_column("kind", width=6)
         table.add_column("mode", width=11)
         table.add_column("files", width=6)
+        table.add_column("failed", width=6)
         table.add_column("chunks", width=7)
         table.add_column("path", width=width)
         for lib in libraries:
-            busy = lib["name"] in self.indexing
+            busy = Text("…", justify="right", style="yellow") if lib["name"] in self.indexing else None
             table.add_row(Text(lib["name"], style="bold"), Text(lib.get("kind") or "", style="cyan"),
-                          Text(lib.get("mode") or ""),
-                          Text("…", justify="right", style="yellow") if busy else count(lib.get("files")),
-                          Text("…", justify="right", style="yellow") if busy else count(lib.get("chunks")),
+                          Text(lib.get("mode") or ""), busy or count(lib.get("files")),
+                          busy or failed_count(lib.get("files_failed")), busy or count(lib.get("chunks")),
                           Text(clip_left(self._path(lib.get("path")), width)), key=lib["name"])
         want, self.select_next = self.select_next or (current["name"] if current else None), None
         index = next((i for i, lib in enumerate(libraries) if lib["name"] == want), 0)
@@ -128,7 +135,7 @@ class LibrariesScreen(Screen):
             text.append(f"{n}", style="bold")
             text.append(f" librar{'y' if n == 1 else 'ies'} · agents search them with include_libraries")
         else:
-            text.append("no libraries yet: a adds a folder of docs (Markdown, text, reStructuredText, HTML)")
+            text.append("no libraries yet: a adds a folder of docs (Markdown, text, reStructuredText, HTML, PDF)")
         for name, p in self.indexing.items():
             text.append(f" · {name}: {progress_text(p)}", style="yellow")
         self.query_one("#libraries-summary", Label).update(text)
@@ -165,6 +172,8 @@ class LibrariesScreen(Screen):
             files, chunks = lib["files"], lib["chunks"]
             text.append(f"\n{files} file{'' if files == 1 else 's'} · {chunks} chunk{'' if chunks == 1 else 's'}"
                         + (f" · {embedded} with dense vectors" if embedded is not None else ""))
+            for failure in lib.get("failures") or []:  # documents that could not be read, and why
+                text.append(f"\n✖ {failure['path']}: {failure['error']}", style="red")
         detail.update(text)
 
     # -- add ---------------------------------------------------------------------------------
@@ -240,6 +249,9 @@ class LibrariesScreen(Screen):
         else:
             message, severity = (f"indexed library {name}: {report.get('files_indexed', 0)} files, "
                                  f"{report.get('chunks_indexed', 0)} chunks"), "information"
+            if report.get("files_failed"):
+                message += f"; {report['files_failed']} could not be read (see the library's details)"
+                severity = "warning"
         self.app.call_from_thread(self._indexed, name, message, severity)
 
     def _progress(self, name: str, p) -> None:

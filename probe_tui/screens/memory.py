@@ -11,9 +11,10 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import DataTable, Footer, Header, Label, Static
+from textual.widgets import DataTable, Footer, Label, Static
 
 from ..format import clip
+from ..widgets.topbar import TopBar
 from .confirm import ConfirmScreen
 from .form import Field, FormScreen
 
@@ -28,9 +29,10 @@ class MemoryScreen(Screen):
         Binding("a", "add", "Add"),
         Binding("e", "edit", "Edit"),
         Binding("d", "remove", "Remove"),
-        Binding("r", "reload", "Refresh"),
-        Binding("g", "only('global')", "Global"),
-        Binding("p", "only('project')", "Project"),
+        Binding("r", "reload", "Refresh", show=False,  # in help; the footer keeps 80 columns for quit
+                tooltip="read the rules again (another process may have changed them)"),
+        Binding("g", "only('global')", "Global", tooltip="global rules only (again: all)"),
+        Binding("p", "only('project')", "Project", tooltip="project rules only (again: all)"),
     ]
 
     def __init__(self):
@@ -42,7 +44,7 @@ class MemoryScreen(Screen):
         self.select_next: tuple[str, str] | None = None  # (scope, label) to put the cursor on once loaded
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TopBar("memory", self.BINDINGS)
         yield Label("reading the rules…", id="memory-summary")
         yield DataTable(id="rules", cursor_type="row", zebra_stripes=True)
         yield Static("", id="rule-detail", classes="panel")

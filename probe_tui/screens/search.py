@@ -8,12 +8,13 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Label, OptionList, Select
+from textual.widgets import Footer, Input, Label, OptionList, Select
 from textual.worker import get_current_worker
 
 from ..format import ms
 from ..widgets.preview import Preview
 from ..widgets.results import ResultList
+from ..widgets.topbar import TopBar
 
 MODES = ("auto", "fast", "quality")
 LANGUAGES = ("python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp", "csharp", "ruby",
@@ -26,10 +27,11 @@ class SearchScreen(Screen):
     """Type to search; arrows or j/k move; enter opens the whole range; m switches the mode."""
 
     BINDINGS = [
-        Binding("m", "cycle_mode", "Mode"),
-        Binding("slash", "focus_query", "Query", key_display="/"),
-        Binding("escape", "focus_results", "Results", show=False),
-        Binding("e", "focus_instruction", "Instruction", show=False),
+        Binding("m", "cycle_mode", "Mode", tooltip="mode: auto → fast → quality"),
+        Binding("slash", "focus_query", "Query", key_display="/", tooltip="back to the query box"),
+        Binding("escape", "focus_results", "Results", show=False,
+                tooltip="from a text box to the results; in the range view: back"),
+        Binding("e", "focus_instruction", "Instruction", show=False, tooltip="the rerank instruction box"),
     ]
 
     def __init__(self):
@@ -40,7 +42,7 @@ class SearchScreen(Screen):
         self.preview_source: str | None = None  # "path#Lx-Ly" now in the preview (tests read it)
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TopBar("search", self.BINDINGS)
         with Horizontal(id="query-row"):
             yield Input(placeholder="search the repository…", id="query", compact=True)
             yield Label("", id="mode")

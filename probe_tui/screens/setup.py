@@ -12,19 +12,33 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Button, Footer, Header, Label, RadioButton, RadioSet, RichLog, Static
+from textual.widgets import Button, Footer, Label, RadioButton, RadioSet, RichLog, Static
 
 from probe_core.config import PRESETS
 
 from ..format import mask_text
+from ..widgets.topbar import TopBar
+
+
+class PresetChoice(RadioSet):
+    """The presets: ↑ ↓ choose at once (a plain RadioSet only moves a highlight until enter, so `a`
+    applied a preset other than the one the cursor was on)."""
+
+    def action_next_button(self) -> None:
+        super().action_next_button()
+        self.action_toggle_button()
+
+    def action_previous_button(self) -> None:
+        super().action_previous_button()
+        self.action_toggle_button()
 
 
 class SetupScreen(Screen):
     """Pick a preset for this workspace and bring its backends up."""
 
     BINDINGS = [
-        Binding("e", "use_embedded", "Embedded now"),
-        Binding("a", "apply", "Apply choice"),
+        Binding("e", "use_embedded", "Embedded now", tooltip="set up the embedded default (no Docker) now"),
+        Binding("a", "apply", "Apply choice", tooltip="apply the chosen preset"),
     ]
 
     def __init__(self):
@@ -34,11 +48,11 @@ class SetupScreen(Screen):
         self.busy = False
 
     def compose(self) -> ComposeResult:
-        yield Header()
+        yield TopBar("setup", self.BINDINGS)
         with VerticalScroll(id="setup"):
             yield Static("reading the hardware…", id="hardware", classes="panel")
             with Horizontal(id="setup-choice"):
-                with RadioSet(id="presets"):
+                with PresetChoice(id="presets"):
                     for name, spec in PRESETS.items():
                         yield RadioButton(f"{name:<9} {spec.description}", name=name)
                 with Vertical(id="setup-actions"):
@@ -51,9 +65,11 @@ class SetupScreen(Screen):
     def on_mount(self) -> None:
         configured = self.app.session.configured
         self.query_one("#setup-state", Label).update(
-            "this workspace is set up; choose another preset to switch" if configured else
+            "this workspace is set up; choose another preset with [b]↑ ↓[/] and press [b]a[/] to switch"
+            if configured else
             "[b]first run[/]: no .probe/config.json yet. Press [b]e[/] for the embedded default "
-            "(no Docker, works offline), or pick a preset and press [b]a[/]")
+            "(no Docker, works offline), or choose a preset with [b]↑ ↓[/] and press [b]a[/]")
+        self.query_one(PresetChoice).focus()  # the arrows choose a preset from the start
         self.detect()
 
     @work(thread=True, exclusive=True, group="hardware")
@@ -97,6 +113,17 @@ class SetupScreen(Screen):
     def action_apply(self) -> None:
         self.start(self.chosen())
 
+    def current(self) -> str | None:
+        """The workspace's preset now (None before the first setup)."""
+        from probe_core.config import load_config
+        from probe_core.errors import ProbeError
+
+        try:
+            cfg = load_config(self.app.root)
+        except ProbeError:
+            return None
+        return cfg.preset if cfg else None
+
     @on(Button.Pressed, "#embedded")
     def action_use_embedded(self) -> None:
         self.start("embedded")
@@ -104,6 +131,10 @@ class SetupScreen(Screen):
     def start(self, preset: str) -> None:
         if self.busy:
             self.notify("setup is already running", severity="warning")
+            return
+        if preset == self.current():  # nothing to apply: say so instead of silently setting it up again
+            self.notify(f"this workspace already uses {preset}; choose another preset with ↑ ↓ first",
+                        title="Setup", severity="warning")
             return
         self.busy = True
         self.query_one("#setup-state", Label).update(f"setting up [b]{preset}[/]…")

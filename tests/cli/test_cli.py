@@ -5,6 +5,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 PROBE = [sys.executable, "-m", "probe_cli"]
 
 
@@ -55,6 +57,22 @@ def test_bad_config_file_is_a_clear_error(repo):
     (repo / ".probe" / "config.json").write_text("{not json")
     out = probe("index", "--root", str(repo))
     assert out.returncode == 1 and "not valid Probe config" in out.stderr
+
+
+@pytest.mark.parametrize("content,needle", [
+    ("[]", "it holds [], not an object of settings"),
+    ('{"preset": "huge"}', "'preset' must be one of embedded, lite, balanced, pro, not \"huge\""),
+    ('{"workspace_id": 5}', "'workspace_id' must be a non-empty string"),
+    ('{"max_file_bytes": "1MB"}', "'max_file_bytes' must be a positive integer"),
+    ('{"lsp": "yes"}', "'lsp' must be true or false"),
+])
+def test_a_config_file_of_the_wrong_shape_names_the_key(repo, content, needle):
+    (repo / ".probe").mkdir()
+    (repo / ".probe" / "config.json").write_text(content)
+    for verb in ("status", "index", "search"):
+        out = probe(verb, *(["x"] if verb == "search" else []), "--root", str(repo))
+        assert out.returncode == 1 and "internal error" not in out.stderr, out.stderr
+        assert out.stderr.startswith("probe: error: ") and needle in out.stderr and out.stderr.count("\n") == 1
 
 
 def test_no_args_without_tty_prints_help():

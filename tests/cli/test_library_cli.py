@@ -59,3 +59,34 @@ def test_add_list_search_remove(repo, tmp_path):
     assert json.loads(probe("library", "list", "--json").stdout) == {"libraries": []}
     assert sorted(os.listdir(docs)) == ["escalation.html", "oncall.md"]
     assert not (_data() / "libraries" / "handbook").exists()
+
+
+def test_a_broken_pdf_is_one_warning_counted_everywhere(repo, tmp_path):
+    """A PDF pypdf cannot read: no traceback, one warning line, counted as failed (not "unchanged")
+    in `library add`/`index`, `library list` and `status`."""
+    docs = tmp_path / "manuals"
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Guide\n\nRotate the signing keys every ninety days.\n")
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\ngarbage")
+
+    r = probe("library", "add", str(docs), "--name", "manuals")
+    assert r.returncode == 0, r.stderr
+    assert "Traceback" not in r.stderr and "pypdf" not in r.stderr
+    warnings = [ln for ln in r.stderr.splitlines() if ln.startswith("warning:")]
+    assert len(warnings) == 1 and "broken.pdf" in warnings[0] and "pdf: cannot read" in warnings[0]
+    assert "1 files (" in r.stdout and "1 failed" in r.stdout
+
+    again = probe("library", "index", "manuals")
+    assert again.returncode == 0 and "Traceback" not in again.stderr
+    assert "1 unchanged" in again.stdout and "1 failed" in again.stdout  # the PDF is not "unchanged"
+
+    [lib] = json.loads(probe("library", "list", "--json").stdout)["libraries"]
+    assert (lib["files"], lib["files_failed"]) == (1, 1)
+    assert lib["failures"][0]["path"] == "broken.pdf" and lib["failures"][0]["error"].startswith("pdf: cannot read")
+    listed = probe("library", "list")
+    assert "failed" in listed.stdout and "manuals/broken.pdf" in listed.stderr
+
+    probe("index", "--root", str(repo), "-q")
+    st = json.loads(probe("status", "--root", str(repo), "--json").stdout)
+    assert {"name": "manuals", "files": 1, "files_failed": 1}.items() <= st["libraries"][0].items()
+    assert "library manuals" in probe("status", "--root", str(repo)).stdout

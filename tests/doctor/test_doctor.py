@@ -196,6 +196,12 @@ def test_probe_endpoint_names_the_listening_process(stub):
 
 def test_disk_check_thresholds(tmp_path):
     assert disk_check(tmp_path, "embedded", None).status == "ok"
+    # the embedded preset needs what its index takes: ~15 bytes per byte of source, measured (it
+    # estimated 0.5 GB where 5-15 MB were measured)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "big.py").write_text("x = 1\n" * 50_000)  # 300 KB of source
+    small = disk_check(tmp_path, "embedded", None)
+    assert 0.004 <= small.data["need_gb"] <= 0.01 and "MB)" in small.detail and "GB)" not in small.detail
     huge = disk_check(tmp_path, "pro", None)
     assert huge.data["need_gb"] == 45 and huge.status in ("ok", "warn", "fail")
 

@@ -52,13 +52,16 @@ def test_first_index_writes_config_gitignore_and_points(repo):
 def test_incremental_change_delete_and_generation(repo):
     ws = Workspace.open(repo)
     index_workspace(ws)
+    scanned_at = ws.manifest.get_meta("last_scan_at")
     again = index_workspace(ws)
-    assert again.files_indexed == 0 and again.files_unchanged == 7 and again.generation == 2
+    # a scan that changed nothing keeps the generation (it keys caches), and records that it ran
+    assert again.files_indexed == 0 and again.files_unchanged == 7 and again.generation == 1
+    assert ws.manifest.generation == 1 and ws.manifest.get_meta("last_scan_at") != scanned_at
 
     (repo / "src/http/headers.py").write_text("def parse_cookie(header):\n    return header.split(';')\n")
     (repo / "router/mux.go").unlink()
     rep = index_workspace(ws)
-    assert rep.files_indexed == 1 and rep.files_deleted == 1 and rep.generation == 3
+    assert rep.files_indexed == 1 and rep.files_deleted == 1 and rep.generation == 2
     assert_exact(ws)
     paths = {r.path for r in search(ws, "parse cookie header", top_k=5).results}
     assert "src/http/headers.py" in paths
@@ -212,4 +215,42 @@ def test_an_edit_re_embeds_only_the_chunks_it_changed(tmp_path):
     assert ws.store.count(with_dense=True) == ws.manifest.counts()["chunks"] == ws.store.count()
     assert search(ws, "sorted in reverse order", top_k=3).results[0].symbol == "beta"
     assert_exact(ws)
+    ws.close()
+
+
+@pytest.mark.parametrize("server", [False, True], ids=["edge", "qdrant-local"])
+def test_a_lost_store_is_detected_and_rebuilt(repo, tmp_path, monkeypatch, server):
+    """`.probe/store/` deleted (or a server collection dropped) behind Probe's back: the manifest still
+    lists every file. Status and search say what to run; the next index run rebuilds exactly the
+    points the files call for instead of reporting every file unchanged."""
+    import shutil
+
+    from probe_core.engine.answers import search_answer
+
+    if server:
+        monkeypatch.setenv("QDRANT_URL", f"local:{tmp_path / 'qdrant'}")
+    ws = Workspace.open(repo)
+    index_workspace(ws)
+    ws.close()
+    if server:
+        shutil.rmtree(tmp_path / "qdrant")
+    else:
+        shutil.rmtree(repo / ".probe" / "store")
+    ws = Workspace.open(repo)
+    ws.store.ensure_collection(384)  # what the old indexer did first: a new, empty store
+
+    st = index_status(ws)
+    assert st["points_in_store"] == 0 and st["store_missing_points"] == st["chunks_indexed"] > 0
+    assert "probe index" in st["last_error"]
+    answer = search_answer(ws, "hash a password with a salt", top_k=3)
+    assert answer["results"] == [] and answer["status"] == "degraded" and "probe index" in answer["message"]
+
+    rep = index_workspace(ws)
+    assert rep.reconciled["cause"] == "points missing from the store" and rep.reconciled["files_redone"] == 7
+    assert rep.files_indexed == 7 and rep.files_unchanged == 0
+    if not server:
+        assert_exact(ws)
+    assert "store_missing_points" not in index_status(ws)
+    answer = search_answer(ws, "hash a password with a salt", top_k=3)
+    assert answer["status"] == "healthy" and answer["results"][0]["path"] == "src/auth/passwords.py"
     ws.close()

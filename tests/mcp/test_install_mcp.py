@@ -40,7 +40,7 @@ def test_json_clients_write_merge_and_stay_idempotent(repo, home, client, scope,
                 key: {"other": {"command": "other-server", "args": ["--flag"], "env": {"K": "v"}}}}
     path.write_text(json.dumps(existing, indent=2))
 
-    [res] = install(client, scope, repo)
+    [res] = install(client, scope, repo, command="probe")
     assert res.changed and res.path == path
     data = json.loads(path.read_text())
     assert data[key]["probe"] == {"command": "probe", "args": args}
@@ -48,18 +48,18 @@ def test_json_clients_write_merge_and_stay_idempotent(repo, home, client, scope,
     assert data["theme"] == "dark" and data["projects"] == existing["projects"]
 
     before = snapshot(path)
-    [again] = install(client, scope, repo)
+    [again] = install(client, scope, repo, command="probe")
     assert not again.changed and snapshot(path) == before
 
     # a stale entry is replaced, nothing else moves
     data[key]["probe"] = {"command": "/old/probe", "args": ["serve"]}
     path.write_text(json.dumps(data, indent=2))
-    assert install(client, scope, repo)[0].changed
+    assert install(client, scope, repo, command="probe")[0].changed
     assert json.loads(path.read_text())[key]["probe"]["command"] == "probe"
 
 
 def test_json_created_when_missing_and_refuses_broken_files(repo, home):
-    [res] = install("claude", "project", repo)
+    [res] = install("claude", "project", repo, command="probe")
     expected = {"mcpServers": {"probe": {"command": "probe", "args": ["mcp"]}}}
     assert res.changed and json.loads((repo / ".mcp.json").read_text()) == expected
     broken = home / ".cursor" / "mcp.json"
@@ -80,7 +80,7 @@ def test_codex_toml_merge_by_hand_and_idempotent(repo, home, scope):
         '[profiles.fast]\nmodel = "o4-mini"\n'
     )
     path.write_text(original)
-    [res] = install("codex", scope, repo)
+    [res] = install("codex", scope, repo, command="probe")
     assert res.changed
     text = path.read_text()
     assert text.startswith(original)  # everything that was there is untouched
@@ -90,7 +90,7 @@ def test_codex_toml_merge_by_hand_and_idempotent(repo, home, scope):
     assert doc["profiles"]["fast"]["model"] == "o4-mini" and doc["model"] == "o4"
 
     before = snapshot(path)
-    assert not install("codex", scope, repo)[0].changed and snapshot(path) == before
+    assert not install("codex", scope, repo, command="probe")[0].changed and snapshot(path) == before
 
     # an existing probe table with extra keys and a multi-line args: only command/args change
     path.write_text(original + '\n[mcp_servers.probe]\ncommand = "/old/probe"\nargs = [\n  "serve",\n  "--x",\n]\n'
@@ -152,3 +152,41 @@ def test_cli_install_mcp(repo, home):
     assert out.returncode == 0 and (home / ".codex" / "config.toml").exists() and (repo / "AGENTS.md").exists()
     out = run("--client", "vim", "--root", str(repo))
     assert out.returncode == 2 and "invalid choice" in out.stderr
+
+
+@pytest.mark.asyncio
+async def test_the_written_command_starts_probe_without_path_or_venv(repo, home):
+    """The quick start installs Probe into .venv/, which an editor's PATH does not have: the entry
+    must name this install absolutely, and a real MCP client must start it from a bare PATH."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    bare = {"HOME": str(home), "PATH": "/usr/bin:/bin", "PROBE_DATA_DIR": os.environ["PROBE_DATA_DIR"]}
+    out = subprocess.run([*PROBE, "install-mcp", "--client", "claude", "--root", str(repo)], capture_output=True,
+                         text=True, timeout=60, env={**os.environ, "HOME": str(home)})
+    assert out.returncode == 0 and out.stderr == "", out.stderr
+    entry = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["probe"]
+    assert os.path.isabs(entry["command"]) and os.access(entry["command"], os.X_OK)
+    assert entry["args"][-1] == "mcp"
+    params = StdioServerParameters(command=entry["command"], args=entry["args"], env=bare, cwd=str(repo))
+    async with Client(stdio_client(params), mode="legacy", read_timeout_seconds=60) as client:
+        st = (await client.call_tool("index_status", {})).structured_content
+        assert st["root"] == str(repo.resolve())
+
+
+def test_a_command_the_client_may_not_find_is_a_warning(repo, home, tmp_path):
+    bare = {**os.environ, "HOME": str(home), "PATH": "/usr/bin:/bin"}
+    bare.pop("VIRTUAL_ENV", None)
+    out = subprocess.run([*PROBE, "install-mcp", "--client", "cursor", "--root", str(repo), "--command", "probe"],
+                         capture_output=True, text=True, timeout=60, env=bare)
+    assert out.returncode == 0 and out.stdout.startswith("wrote ")
+    assert out.stderr.startswith("probe: warning: `probe` is not on PATH here") and out.stderr.count("\n") == 1
+    venv = tmp_path / "venv"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "bin" / "probe").write_text("#!/bin/sh\n")
+    (venv / "bin" / "probe").chmod(0o755)
+    inside = {**bare, "PATH": f"{venv / 'bin'}:/usr/bin:/bin", "VIRTUAL_ENV": str(venv)}
+    out = subprocess.run([*PROBE, "install-mcp", "--client", "codex", "--root", str(repo), "--command", "probe"],
+                         capture_output=True, text=True, timeout=60, env=inside)
+    assert "only through the active virtualenv" in out.stderr
+    assert "only in projects you trust" in out.stdout  # Codex ignores an untrusted project's config

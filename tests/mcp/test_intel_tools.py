@@ -15,12 +15,13 @@ async def test_intel_tools_answer_on_owner_and_attached(repo):
         r = await call(owner, "find_callers", {"symbol": "hash_password"})
         assert not r.is_error, r.content[0].text
         out = r.structured_content
-        # the language server answers when one is installed (jedi-language-server is a dev dependency)
-        assert out["source"] == ("lsp" if find_command("jedi-language-server") else "treesitter")
+        # the tree-sitter graph answers by default, even though jedi-language-server (a dev dependency)
+        # is installed: a language server answers only when asked for (PROBE_LSP=1, config "lsp": true)
+        assert find_command("jedi-language-server") and out["source"] == "treesitter"
         callers = {(i["path"], i["line"]) for i in out["items"]}
         assert ("src/auth/passwords.py", 18) in callers  # check_password calls it
         assert ("tests/test_passwords.py", 5) in callers
-        assert "hash_password" in r.content[0].text
+        assert "hash_password" in r.content[0].text and "from treesitter" in r.content[0].text
 
         r = await call(owner, "find_callees", {"symbol": "HeaderParser.parse_block"})
         assert {i["symbol"] for i in r.structured_content["items"]} >= {"HeaderParser.parse_line"}

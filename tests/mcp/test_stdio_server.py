@@ -25,6 +25,9 @@ async def test_tools_schemas_and_initialize_time(repo):
         assert set(tools) == {"search", "open_file", "index_status", "map_code", "find_callers", "find_callees",
                               "find_references", "find_implementations", "impact_analysis", "memory", "store"}
         assert "grep" in client.instructions and "open_file" in client.instructions
+        from probe_core import package_version
+
+        assert client.server_info.name == "probe" and client.server_info.version == package_version() != ""
         for tool in tools.values():
             assert tool.description and len(tool.description) > 60
             assert tool.output_schema and tool.output_schema.get("type") == "object"

@@ -82,3 +82,46 @@ async def test_help_theme_and_palette(configured_repo):
         titles = [c.title for c in app.get_system_commands(app.screen)]
         assert {"Probe: search", "Probe: doctor", "Probe: setup", "Probe: dashboard", "Probe: memory rules",
                 "Probe: libraries"} <= set(titles)
+
+
+async def test_setup_arrows_choose_at_once_and_a_never_reapplies_silently(configured_repo):
+    """Down works without Tab first, the highlighted preset is the one `a` applies, and `a` (or `e`)
+    on the preset the workspace already uses says so instead of setting it up again."""
+    config = configured_repo / ".probe" / "config.json"
+    before = config.read_bytes()
+    app = ProbeApp(configured_repo, engine_settings=FAST_ENGINE, start_engine=False)
+    notes: list[str] = []
+    notify = app.notify
+    app.notify = lambda message, **kw: (notes.append(message), notify(message, **kw))[1]
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("s")
+        screen = app.screen
+        await wait_for(pilot, lambda: screen.recommendation is not None, what="the hardware reading")
+        presets = screen.query_one("#presets")
+        assert app.focused is presets
+        assert screen.chosen() == "embedded"  # the workspace's preset
+        await pilot.press("a")
+        await pilot.press("e")
+        await pilot.pause(0.3)
+        assert sum("already uses embedded" in m for m in notes) == 2
+        assert not screen.busy and config.read_bytes() == before
+        await pilot.press("down")
+        assert screen.chosen() == "lite"  # the arrow chose it: no Tab, no enter
+        await pilot.press("up")
+        assert screen.chosen() == "embedded"
+
+
+async def test_help_lists_each_key_under_the_screen_where_it_works(configured_repo):
+    from probe_tui.screens.help import help_text
+
+    app = ProbeApp(configured_repo, start_engine=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        text = help_text(app)
+        everywhere = text.split("[b]Everywhere[/]")[1].split("\n\n")[0]
+        assert "full scan" not in everywhere and "run every check" not in everywhere  # dashboard's, doctor's
+        assert "Quit" in everywhere and "Help" in everywhere and "command palette" in everywhere
+        sections = {block.split("\n")[0]: block for block in text.split("\n\n")}
+        assert "full scan" in sections["[b]Index[/]"] and "run every check" in sections["[b]Doctor[/]"]
+        assert "[b]d[/]" in sections["[b]Memory[/]"] and "read the list again" in sections["[b]Libraries[/]"]
+        await pilot.press("question_mark")
+        assert "run every check again" in str(app.screen.query_one("Static").render())

@@ -54,7 +54,8 @@ async def test_add_a_folder_it_is_listed_and_indexed(configured_repo, docs):
         await wait_for(pilot, lambda: screen.indexed, what="the index run")
         await wait_for(pilot, lambda: screen.libraries and screen.libraries[0]["files"] == 1, what="the counts")
         row = screen.query_one("#libraries").get_row_at(0)
-        assert [str(c) for c in row[:5]] == ["team-docs", "folder", "sync", "1", str(screen.libraries[0]["chunks"])]
+        assert [str(c) for c in row[:6]] == ["team-docs", "folder", "sync", "1", "0",
+                                             str(screen.libraries[0]["chunks"])]
         assert "1 file · " in str(screen.query_one("#library-detail").render())
 
     (entry,) = list_libraries()
@@ -143,3 +144,19 @@ async def test_rescan_indexes_a_registered_library(configured_repo, docs):
         await pilot.press("x")
         await wait_for(pilot, lambda: screen.indexed, what="the index run")
         await wait_for(pilot, lambda: screen.libraries[0]["files"] == 2, what="the counts")
+
+
+async def test_a_broken_pdf_is_counted_and_explained(configured_repo, docs):
+    """The failed column and the reason, as `probe library list` shows them."""
+    (docs / "broken.pdf").write_bytes(b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog >>\ngarbage")
+    add_library(docs, "team-docs")
+    app = ProbeApp(configured_repo, start_engine=False)
+    async with app.run_test(size=(80, 24)) as pilot:
+        screen = await open_libraries(pilot)
+        await pilot.press("x")
+        await wait_for(pilot, lambda: screen.indexed, what="the index run")
+        await wait_for(pilot, lambda: screen.libraries[0]["files"] == 1, what="the counts")
+        row = screen.query_one("#libraries").get_row_at(0)
+        assert [str(c) for c in row[3:5]] == ["1", "1"]  # files, failed
+        detail = str(screen.query_one("#library-detail").render())
+        assert "✖ broken.pdf: pdf: cannot read" in detail
