@@ -3,7 +3,8 @@
 On a terminal: rich (colour, syntax-highlighted snippets that wrap rather than lose text). Piped or
 redirected: plain text, one record per line, never wrapped or cut at a width and with no padding,
 so ``grep``, ``head`` and ``less`` see exactly what was found (rich alone would wrap at 80 columns
-and crop code lines). ``soft_wrap`` keeps rich from inserting line breaks of its own either way.
+and crop code lines). Piped, ``soft_wrap`` keeps rich from inserting line breaks of its own; on a
+terminal, prose wraps at word boundaries within the terminal's width.
 """
 from __future__ import annotations
 
@@ -22,8 +23,11 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-console = _Console(stderr=False, soft_wrap=True, highlight=False)
-err_console = _Console(stderr=True, soft_wrap=True, highlight=False)
+console = _Console(stderr=False, highlight=False)
+err_console = _Console(stderr=True, highlight=False)
+for _c in (console, err_console):
+    # piped: never break a line (readers grep it); on a terminal, prose wraps at words within the width
+    _c.soft_wrap = not _c.is_terminal
 
 
 def piped() -> bool:
