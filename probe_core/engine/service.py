@@ -302,11 +302,11 @@ class OwnerEngine:
         known: list[str] | None = None
         out: set[str] = set()
         for rel in paths:
-            abs_path = self.root / rel
-            if abs_path.is_dir():
+            abs_path = os.path.join(self.root, rel)
+            if os.path.isdir(abs_path):  # os.path's checks never raise: one odd path cannot stop the scan
                 return None
             out.add(rel)
-            if not abs_path.exists():  # a deleted directory takes its files with it
+            if not os.path.lexists(abs_path):  # a deleted directory takes its files with it
                 if known is None:
                     known = ws.manifest.file_paths()
                 prefix = rel.rstrip("/") + "/"
