@@ -31,6 +31,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from .errors import ProbeError
+from .mcp_input import ReplyToUnreadable, refuse_unknown_arguments
 from .mcp_schemas import (IntelOutput, MapOutput, MemoryOutput, OpenFileOutput, SearchFilters, SearchOutput, StatusOutput,
                           StoreOutput)
 
@@ -268,6 +269,7 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
         instructions += "\n\n" + rules_text
     server = MCPServer(name="probe", instructions=instructions, lifespan=lifespan, log_level="WARNING")
     server.probe_engine_slot = slot  # run_stdio closes the engine on SIGTERM
+    server.middleware.append(refuse_unknown_arguments(server.list_tools))
 
     @server.tool(title="Search the codebase", description=SEARCH_DOC, annotations=READ_ONLY)
     def search(
@@ -510,6 +512,17 @@ class _StdoutGuard:
         sys.stdout = sys.stderr
 
 
+async def _serve_stdio(server: MCPServer) -> None:
+    """``MCPServer.run_stdio_async``, with unreadable JSON-RPC lines answered (``mcp_input``) rather
+    than dropped: the SDK offers no hook for that, so the low-level server is driven directly."""
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        await lowlevel.run(ReplyToUnreadable(read_stream, write_stream), write_stream,
+                           lowlevel.create_initialization_options())
+
+
 def run_stdio(root: Path | None = None) -> int:
     """Serve MCP over stdin/stdout for ``root`` until the client disconnects."""
     from .engine import EngineSettings, open_engine
@@ -548,7 +561,7 @@ def run_stdio(root: Path | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     guard.wire()
     try:
-        server.run("stdio")
+        anyio.run(_serve_stdio, server)
     except KeyboardInterrupt:
         pass
     finally:

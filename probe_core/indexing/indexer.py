@@ -244,7 +244,8 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
                 report.files_unchanged += 1
                 continue
             try:
-                text = (read_text if ws.library is None else ws.library.read)(ws.root, f.path)
+                text = (read_text(ws.root, f.path, max_bytes=ws.config.max_file_bytes) if ws.library is None
+                        else ws.library.read(ws.root, f.path))
             except (OSError, ProbeError) as exc:  # vanished or unreadable between scan and read
                 report.errors.append((f.path, str(exc)))
                 continue
