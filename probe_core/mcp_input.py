@@ -107,11 +107,11 @@ def refuse_unknown_arguments(list_tools):
                 takes = ", ".join(sorted(known)) or "no arguments"
                 text = f"unknown argument(s) for {params['name']}: {names}; it takes {takes}"
                 return CallToolResult(content=[TextContent(type="text", text=text)], is_error=True)
-        result = await call_next(ctx)
-        if isinstance(result, CallToolResult) and result.is_error and result.content:
-            first = result.content[0]
-            if isinstance(first, TextContent) and (line := one_line_validation_error(first.text)):
-                result.content[0] = TextContent(type="text", text=line)
+        result = await call_next(ctx)  # the tools/call answer, already in its wire form
+        if isinstance(result, dict) and result.get("isError") and result.get("content"):
+            first = result["content"][0]
+            if isinstance(first, dict) and (line := one_line_validation_error(str(first.get("text", "")))):
+                result = {**result, "content": [{**first, "text": line}, *result["content"][1:]]}
         return result
 
     return middleware

@@ -189,6 +189,15 @@ class _EngineSlot:
         return self.engine
 
 
+MAX_ERROR_CHARS = 1000  # an error names the bad input; it must not echo a 1 MB argument back
+
+
+def _one_line(message: str) -> str:
+    """An error message as one line of bounded length (messages quote what the caller sent)."""
+    line = " ".join(message.split())
+    return line if len(line) <= MAX_ERROR_CHARS else line[:MAX_ERROR_CHARS] + "… (message cut)"
+
+
 def _call(fn, *args, **kwargs):
     """Run an engine call; every failure becomes a ToolError whose message the agent can act on."""
     try:
@@ -196,10 +205,11 @@ def _call(fn, *args, **kwargs):
     except ToolError:
         raise
     except ProbeError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(_one_line(str(exc))) from exc
     except Exception as exc:
         log.exception("tool failed")
-        raise ToolError(f"internal error: {type(exc).__name__}: {exc} (details in .probe/logs/probe-mcp.log)") from exc
+        raise ToolError(_one_line(f"internal error: {type(exc).__name__}: {exc}")
+                        + " (details in .probe/logs/probe-mcp.log)") from exc
 
 
 def render_search(out: dict) -> str:

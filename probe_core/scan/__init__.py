@@ -14,7 +14,7 @@ The built-in ignore list lives in ``_default_ignores``.
 from __future__ import annotations
 
 from probe_core.scan._ignore_rules import IgnoreRules, is_ignored
-from probe_core.scan._safe_paths import read_regular_file, read_text, resolve_inside_root
+from probe_core.scan._safe_paths import read_regular_file, read_text, resolve_inside_root, shown_path
 from probe_core.scan._walk import Entry, Listing, entered_dirs, walk_tree
 from probe_core.scan._scanner import (
     BINARY_SNIFF_BYTES,
@@ -40,5 +40,6 @@ __all__ = [
     "resolve_inside_root",
     "scan_files",
     "scan_path",
+    "shown_path",
     "walk_tree",
 ]

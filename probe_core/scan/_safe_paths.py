@@ -15,6 +15,11 @@ from probe_core.errors import PathOutsideRoot
 from probe_core.scan._default_ignores import ALWAYS_IGNORED_NAMES
 
 
+def shown_path(path: str, limit: int = 200) -> str:
+    """``path`` cut to ``limit`` characters for a message: an error must not echo a 1 MB argument."""
+    return path if len(path) <= limit else path[:limit] + "…"
+
+
 def is_within(path: str, root: str) -> bool:
     """Whether the real path ``path`` is ``root`` or below it (both already realpath'd)."""
     if path == root:
@@ -36,13 +41,13 @@ def resolve_inside_root(root: Path | str, rel_path: str) -> Path:
     rel = os.fspath(rel_path)
     root_real = os.path.realpath(root)
     if "\0" in rel:
-        raise PathOutsideRoot(f"{rel!r} is not a valid path (it contains a NUL byte)")
+        raise PathOutsideRoot(f"{shown_path(rel)!r} is not a valid path (it contains a NUL byte)")
     resolved = os.path.realpath(os.path.join(root_real, rel))
     if not is_within(resolved, root_real):
-        raise PathOutsideRoot(f"{rel} resolves outside the workspace root {root_real}")
+        raise PathOutsideRoot(f"{shown_path(rel)} resolves outside the workspace root {root_real}")
     inside = resolved[len(root_real):].split(os.sep)
     if private := next((part for part in inside if part in ALWAYS_IGNORED_NAMES), None):
-        raise PathOutsideRoot(f"{rel} is inside {private}/, which Probe never reads "
+        raise PathOutsideRoot(f"{shown_path(rel)} is inside {private}/, which Probe never reads "
                               "(version-control internals and Probe's own index)")
     return Path(resolved)
 
