@@ -115,3 +115,49 @@ def _all_points(ws):
             yield str(p.id), dict(p.payload or {}), "dense" in vectors
         if offset is None:
             break
+
+
+class AccessSpy:
+    """Every open, read, write, create, delete or rename inside some directories, seen by the
+    kernel (Linux inotify through libc): the proof that Probe never touched them, whatever path
+    games it was played. ``events()`` drains what happened since the last call."""
+
+    _MASKS = {0x1: "access", 0x2: "modify", 0x4: "attrib", 0x8: "close_write", 0x20: "open", 0x40: "moved_from",
+              0x80: "moved_to", 0x100: "create", 0x200: "delete"}
+
+    def __init__(self, *dirs: Path):
+        import ctypes
+
+        self._libc = ctypes.CDLL(None, use_errno=True)
+        self.fd = self._libc.inotify_init1(os.O_NONBLOCK | os.O_CLOEXEC)
+        if self.fd < 0:
+            pytest.skip(f"inotify is not available here (errno {ctypes.get_errno()})")
+        self._wds: dict[int, str] = {}
+        mask = sum(self._MASKS)
+        for top in dirs:
+            for dirpath, _dirs, _files in os.walk(top):
+                wd = self._libc.inotify_add_watch(self.fd, os.fsencode(dirpath), mask)
+                assert wd >= 0, f"cannot watch {dirpath}"
+                self._wds[wd] = dirpath
+        self.events()  # what the walk above did itself
+
+    def events(self) -> list[tuple[str, str]]:
+        import struct
+
+        out = []
+        while True:
+            try:
+                data = os.read(self.fd, 1 << 16)
+            except BlockingIOError:
+                return out
+            pos = 0
+            while pos < len(data):
+                wd, mask, _cookie, size = struct.unpack_from("iIII", data, pos)
+                name = data[pos + 16:pos + 16 + size].rstrip(b"\0").decode("utf-8", "replace")
+                pos += 16 + size
+                kinds = [label for bit, label in self._MASKS.items() if mask & bit]
+                if kinds:
+                    out.append((os.path.join(self._wds.get(wd, "?"), name), "+".join(kinds)))
+
+    def close(self) -> None:
+        os.close(self.fd)
