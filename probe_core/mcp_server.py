@@ -34,6 +34,8 @@ from .errors import ProbeError
 from .mcp_input import ReplyToUnreadable, refuse_unknown_arguments
 from .mcp_schemas import (IntelOutput, MapOutput, MemoryOutput, OpenFileOutput, SearchFilters, SearchOutput, StatusOutput,
                           StoreOutput)
+from .private_dir import ensure_private_dir
+from .redaction import RedactingFilter, redact
 
 log = logging.getLogger("probe.mcp")
 
@@ -194,7 +196,7 @@ MAX_ERROR_CHARS = 1000  # an error names the bad input; it must not echo a 1 MB 
 
 def _one_line(message: str) -> str:
     """An error message as one line of bounded length (messages quote what the caller sent)."""
-    line = " ".join(message.split())
+    line = " ".join(redact(message).split())
     return line if len(line) <= MAX_ERROR_CHARS else line[:MAX_ERROR_CHARS] + "… (message cut)"
 
 
@@ -484,7 +486,8 @@ def configure_logging(root: Path) -> None:
     handlers: list[logging.Handler] = []
     try:
         log_dir = root / ".probe" / "logs"
-        log_dir.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(log_dir.parent)
+        log_dir.mkdir(exist_ok=True)
         handlers.append(logging.handlers.RotatingFileHandler(log_dir / "probe-mcp.log", maxBytes=2_000_000,
                                                              backupCount=3, encoding="utf-8"))
     except OSError as exc:
@@ -493,6 +496,7 @@ def configure_logging(root: Path) -> None:
     probe_log = logging.getLogger("probe")
     for h in handlers:
         h.setFormatter(fmt)
+        h.addFilter(RedactingFilter())
         probe_log.addHandler(h)
     probe_log.setLevel(level)
     probe_log.propagate = False

@@ -27,6 +27,8 @@ from ..errors import BackendUnavailable, IndexConfigMismatch, ProbeError
 from ..records import IndexProgress
 from .lock import socket_path_for, write_owner_info
 from .settings import EngineSettings
+from ..private_dir import ensure_private_dir
+from ..redaction import redact
 
 if TYPE_CHECKING:
     from ..indexing.watcher import ChangeBatch, RepoWatcher
@@ -91,7 +93,7 @@ class OwnerEngine:
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> OwnerEngine:
         """Listen for attached processes first (they may already be waiting), then index."""
-        self.probe_dir.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(self.probe_dir)
         if self._serve_rpc:
             from .rpc import RpcServer
 
@@ -186,7 +188,7 @@ class OwnerEngine:
             log.debug("registry heartbeat failed", exc_info=True)
 
     def _fail(self, exc: BaseException, *, internal: bool = False) -> None:
-        msg = f"internal error: {type(exc).__name__}: {exc}" if internal else str(exc)
+        msg = redact(f"internal error: {type(exc).__name__}: {exc}" if internal else str(exc))
         with self._state:
             self._last_error = msg
             self._last_exc = exc

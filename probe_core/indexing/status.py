@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 
 from ..errors import IndexConfigMismatch, ProbeError
+from ..redaction import public_url
 from ..workspace import Workspace
 
 
@@ -16,7 +17,7 @@ def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
         "root": str(ws.root),
         "workspace_id": ws.workspace_id,
         "preset": ws.config.preset,
-        "store": ws.config.qdrant_url or f"qdrant-edge:{ws.probe_dir / 'store' / ws.collection}",
+        "store": public_url(ws.config.qdrant_url) or f"qdrant-edge:{ws.probe_dir / 'store' / ws.collection}",
         "collection": ws.collection,
         "embedding_model_id": man.get_meta("embedding_model_id"),
         "embedding_dimensions": int(man.get_meta("embedding_dimensions") or 0) or None,
