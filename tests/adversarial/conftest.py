@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
@@ -21,12 +23,15 @@ import pytest
 from ..conftest import REPO_FILES, write_tree
 from ..mcp.conftest import call, probe_mcp, search, server_params, status, wait_indexed, wait_until
 
-__all__ = ["REPO_FILES", "call", "probe_mcp", "search", "server_params", "status", "wait_indexed", "wait_until",
+__all__ = ["INIT", "RawServer", "REPO_FILES", "call", "probe_mcp", "search", "server_params", "status", "wait_indexed", "wait_until",
            "write_tree", "probe_cli", "nobody_prefix", "shared_tmp", "index_snapshot", "tally"]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NOBODY = 65534
 _TALLY: Counter = Counter()
+
+
+INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "adversary", "version": "1"}}
 
 
 def tally(name: str, n: int = 1) -> None:
@@ -161,3 +166,52 @@ class AccessSpy:
 
     def close(self) -> None:
         os.close(self.fd)
+
+
+class RawServer:
+    """`probe mcp` on pipes, for bytes no well-behaved client would send."""
+
+    def __init__(self, root: Path, env: dict | None = None):
+        env = {**os.environ, "PROBE_LOG": "WARNING", **(env or {})}
+        self.proc = subprocess.Popen([sys.executable, "-m", "probe_cli", "mcp", "--root", str(root)],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                                     env=env, cwd=REPO_ROOT)
+        self._buf = b""
+
+    def send(self, line: bytes | str) -> None:
+        data = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
+        self.proc.stdin.write(data + b"\n")
+        self.proc.stdin.flush()
+
+    def recv(self, timeout: float = 30.0) -> dict | None:
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._buf:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
+                return None
+            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
+            if not chunk:
+                return None
+            self._buf += chunk
+        line, _, self._buf = self._buf.partition(b"\n")
+        return json.loads(line)
+
+    def request(self, rid, method: str, params: dict | None = None) -> dict:
+        self.send(json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, **({"params": params} if params else {})}))
+        reply = self.recv()
+        assert reply is not None, f"no answer to {method}"
+        return reply
+
+    def initialize(self) -> None:
+        assert "result" in self.request("init", "initialize", INIT)
+        self.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+
+    def close(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            try:
+                return self.proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                raise
+        return self.proc.returncode

@@ -11,10 +11,8 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -24,14 +22,13 @@ from anyio.from_thread import start_blocking_portal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from .conftest import REPO_FILES, call, probe_mcp, search, status, tally, wait_indexed, write_tree
+from .conftest import REPO_FILES, RawServer, call, probe_mcp, search, status, tally, wait_indexed, write_tree
 
 CALL_TIMEOUT_S = 60  # a call that takes longer counts as a hang
 EXAMPLES_PER_TOOL = int(os.environ.get("PROBE_FUZZ_EXAMPLES", "100"))
 FUZZ = settings(max_examples=EXAMPLES_PER_TOOL, deadline=None, database=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture,
                                        HealthCheck.data_too_large])
-INIT = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "adversary", "version": "1"}}
 
 
 class Bridge:
@@ -188,55 +185,6 @@ def test_wrong_types_missing_and_unknown_fields_are_one_line_errors(server):
 
 
 # --- raw JSON-RPC lines ------------------------------------------------------------------------
-class RawServer:
-    """`probe mcp` on pipes, for bytes no well-behaved client would send."""
-
-    def __init__(self, root: Path):
-        env = {**os.environ, "PROBE_LOG": "WARNING"}
-        self.proc = subprocess.Popen([sys.executable, "-m", "probe_cli", "mcp", "--root", str(root)],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                     env=env, cwd=Path(__file__).resolve().parents[2])
-        self._buf = b""
-
-    def send(self, line: bytes | str) -> None:
-        data = line.encode("utf-8", "surrogatepass") if isinstance(line, str) else line
-        self.proc.stdin.write(data + b"\n")
-        self.proc.stdin.flush()
-
-    def recv(self, timeout: float = 30.0) -> dict | None:
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._buf:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.proc.stdout], [], [], left)[0]:
-                return None
-            chunk = os.read(self.proc.stdout.fileno(), 1 << 16)
-            if not chunk:
-                return None
-            self._buf += chunk
-        line, _, self._buf = self._buf.partition(b"\n")
-        return json.loads(line)
-
-    def request(self, rid, method: str, params: dict | None = None) -> dict:
-        self.send(json.dumps({"jsonrpc": "2.0", "id": rid, "method": method, **({"params": params} if params else {})}))
-        reply = self.recv()
-        assert reply is not None, f"no answer to {method}"
-        return reply
-
-    def initialize(self) -> None:
-        assert "result" in self.request("init", "initialize", INIT)
-        self.send(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-
-    def close(self) -> int:
-        if self.proc.poll() is None:
-            self.proc.stdin.close()
-            try:
-                return self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                raise
-        return self.proc.returncode
-
-
 @pytest.fixture
 def raw(tmp_path):
     root = write_tree(tmp_path / "repo", REPO_FILES)
