@@ -16,6 +16,7 @@ of deleted, and a checked-out version that is already kept is revived instead of
 """
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -335,6 +336,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
             man.set_meta("last_branch", book.branch)
         if paths is None:
             report.branches = book.prune_deleted()
+            man.set_meta("skipped_files", json.dumps(scan.skip_summary()))  # for `probe status`
         ws.touch()
         counts = man.counts()
         state.chunks_indexed = counts["chunks"]

@@ -1,6 +1,7 @@
 """What ``probe status`` and the MCP ``index_status`` tool report."""
 from __future__ import annotations
 
+import json
 import time
 
 from ..errors import IndexConfigMismatch, ProbeError
@@ -36,6 +37,9 @@ def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
         "backend_reachable": None,
         "last_errors": [{"path": p, "error": e} for p, e in man.errors(limit=10)],
     }
+    skipped = _skipped(man.get_meta("skipped_files"))
+    out["files_skipped"] = sum(skipped["by_reason"].values()) if skipped else None
+    out["skipped"] = skipped
     if probe_backend and man.get_meta("embedding_model_id"):
         try:
             from .indexer import check_identity
@@ -53,3 +57,12 @@ def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
             out["backend_reachable"] = False
             out["last_error"] = str(exc)
     return out
+
+
+def _skipped(raw: str | None) -> dict | None:
+    """The last full scan's files left out, by reason, with examples (None before the first scan)."""
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("by_reason"), dict) else None

@@ -46,6 +46,16 @@ class ScanResult:
     files: list[ScannedFile] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
 
+    def skip_summary(self, examples: int = 20) -> dict:
+        """What ``probe status`` shows of the files left out: a count per reason and the first
+        ``examples`` of them (rarest reasons first, so one odd file is not buried under binaries)."""
+        by_reason: dict[str, int] = {}
+        for skipped in self.skipped:
+            by_reason[skipped.reason] = by_reason.get(skipped.reason, 0) + 1
+        ordered = sorted(self.skipped, key=lambda s: (by_reason[s.reason], s.reason, s.path))
+        return {"by_reason": dict(sorted(by_reason.items())),
+                "examples": [{"path": s.path, "reason": s.reason} for s in ordered[:examples]]}
+
 
 def scan_files(
     root: Path | str,
