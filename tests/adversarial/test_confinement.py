@@ -6,9 +6,11 @@ whole filesystem (``PermissionError ... /proc/1/task/1/fdinfo``, four restarts, 
 """
 from __future__ import annotations
 
+import json
 import os
 import queue
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -18,7 +20,8 @@ import pytest
 from probe_core.indexing.watcher import ChangeBatch, RepoWatcher, WatchSettings
 from probe_core.scan import IgnoreRules, entered_dirs, scan_files
 
-from .conftest import REPO_FILES, probe_mcp, search, status, tally, wait_indexed, wait_until, write_tree
+from .conftest import REPO_FILES, REPO_ROOT, nobody_prefix, probe_mcp, search, shared_tmp, status, tally, wait_indexed, \
+    wait_until, write_tree
 
 FAST = WatchSettings(debounce_s=0.6, max_wait_s=10.0, stable_s=0.05, burst_files=200, rescan_s=3600)
 
@@ -136,26 +139,52 @@ def test_an_ignore_rule_change_rewalks_the_watched_directories(tmp_path):
         w.stop()
 
 
-def test_an_unreadable_directory_stops_neither_the_watcher_nor_the_scan(tmp_path):
-    """As a user who cannot list a directory (run by the second-user tests below when root)."""
-    root = write_tree(tmp_path / "repo", REPO_FILES)
-    (root / "locked").mkdir()
-    (root / "locked" / "hidden.py").write_text("H = 1\n")
-    (root / "locked").chmod(0)
+_UNREADABLE = r"""
+import json, os, queue, sys, time
+sys.path.insert(0, sys.argv[2])
+from pathlib import Path
+from probe_core.indexing.watcher import RepoWatcher, WatchSettings
+from probe_core.scan import scan_files
+
+root = Path(sys.argv[1])
+(root / "locked").chmod(0)
+(root / "locked_file.py").chmod(0)
+scan = scan_files(root)
+batches = queue.Queue()
+w = RepoWatcher(root, batches.put, WatchSettings(debounce_s=0.5, max_wait_s=10, stable_s=0.05, rescan_s=3600))
+w.start()
+time.sleep(0.5)
+(root / "docs" / "guide.md").write_text("# changed\n")
+seen, deadline = set(), time.monotonic() + 15
+while "docs/guide.md" not in seen and time.monotonic() < deadline:
     try:
-        if os.access(root / "locked", os.R_OK):
-            pytest.skip("root reads any directory; test_unreadable_paths_as_a_second_user covers this as nobody")
-        scan = scan_files(root)
-        assert ("locked", "unreadable") in {(s.path, s.reason) for s in scan.skipped}
-        w, batches = _watch(root)
-        try:
-            (root / "docs" / "guide.md").write_text("# changed\n")
-            assert "docs/guide.md" in _paths_until(batches, {"docs/guide.md"})
-            assert w.status()["watcher_restarts"] == 0
-        finally:
-            w.stop()
-    finally:
-        (root / "locked").chmod(0o755)
+        seen |= batches.get(timeout=0.2).paths
+    except queue.Empty:
+        pass
+st = w.status()
+w.stop()
+print(json.dumps({"skipped": [[s.path, s.reason] for s in scan.skipped], "files": [f.path for f in scan.files],
+                  "seen": sorted(seen), "status": st, "can_read": os.access(root / "locked", os.R_OK)}))
+"""
+
+
+def test_an_unreadable_directory_stops_neither_the_watcher_nor_the_scan():
+    """As a user who cannot read a directory and a file (``nobody`` when the suite runs as root)."""
+    prefix = nobody_prefix() if os.geteuid() == 0 else []
+    with shared_tmp() as base:
+        root = write_tree(base / "repo", {**REPO_FILES, "locked/hidden.py": "H = 1\n", "locked_file.py": "L = 1\n"})
+        if prefix:
+            subprocess.run(["chown", "-R", "65534:65534", str(base)], check=True)
+        proc = subprocess.run([*prefix, sys.executable, "-c", _UNREADABLE, str(root), str(REPO_ROOT)],
+                              capture_output=True, text=True, timeout=120, cwd=base)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert out["can_read"] is False
+    assert ["locked", "unreadable"] in out["skipped"] and ["locked_file.py", "unreadable"] in out["skipped"]
+    assert "src/auth/passwords.py" in out["files"]
+    assert "docs/guide.md" in out["seen"]
+    assert out["status"]["watcher_running"] is True and out["status"]["watcher_restarts"] == 0
+    tally("confinement.unreadable_paths", 2)
 
 
 def test_symlink_to_slash_under_a_real_probe_mcp(tmp_path):
