@@ -196,7 +196,7 @@ MAX_ERROR_CHARS = 1000  # an error names the bad input; it must not echo a 1 MB 
 
 def _one_line(message: str) -> str:
     """An error message as one line of bounded length (messages quote what the caller sent)."""
-    line = " ".join(redact(message).split())
+    line = " ".join(redact(message[:4 * MAX_ERROR_CHARS]).split())  # a key that fits the answer is masked
     return line if len(line) <= MAX_ERROR_CHARS else line[:MAX_ERROR_CHARS] + "… (message cut)"
 
 

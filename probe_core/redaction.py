@@ -19,7 +19,9 @@ from urllib.parse import urlsplit, urlunsplit
 KEY_VARIABLES = ("QDRANT_API_KEY", "TEI_API_KEY", "RERANKER_API_KEY")
 MASK = "***"
 _MIN_SECRET = 4  # shorter "keys" would mask ordinary words; no real key is that short
-_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]*://)(?P<userinfo>[^/@\s'\"]+)@")
+# Bounded repetitions keep the scan linear: an unbounded scheme pattern backtracked quadratically over
+# a 1 MB argument echoed in an error (the adversarial suite caught it).
+_USERINFO = re.compile(r"(?P<scheme>[a-zA-Z][a-zA-Z0-9+.-]{0,31}://)(?P<userinfo>[^/@\s'\"]{1,512})@")
 _registered: set[str] = set()
 _lock = threading.Lock()
 

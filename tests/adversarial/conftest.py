@@ -22,11 +22,11 @@ import pytest
 
 from ..conftest import REPO_FILES, write_tree
 from ..mcp.conftest import call, probe_mcp, search, server_params, status, wait_indexed, wait_until
+from .fault_harness import REPO_ROOT, index_snapshot, probe_cli
 
 __all__ = ["INIT", "RawServer", "REPO_FILES", "call", "probe_mcp", "search", "server_params", "status", "wait_indexed", "wait_until",
            "write_tree", "probe_cli", "nobody_prefix", "shared_tmp", "index_snapshot", "tally"]
 
-REPO_ROOT = Path(__file__).resolve().parents[2]
 NOBODY = 65534
 _TALLY: Counter = Counter()
 
@@ -43,19 +43,6 @@ def pytest_sessionfinish(session, exitstatus):  # noqa: ARG001 - pytest hook sig
     out = os.environ.get("PROBE_TALLY")
     if out and _TALLY:
         Path(out).write_text(json.dumps(dict(sorted(_TALLY.items())), indent=2) + "\n")
-
-
-def probe_cli(*args: str, root: Path | None = None, env: dict | None = None, timeout: float = 600,
-              check: bool = True, prefix: list[str] | None = None) -> subprocess.CompletedProcess:
-    """Run ``probe ARGS`` as a real subprocess (``python -m probe_cli``)."""
-    cmd = [*(prefix or []), sys.executable, "-m", "probe_cli", *args]
-    if root is not None:
-        cmd += ["--root", str(root)]
-    merged = {**os.environ, **(env or {})}
-    proc = subprocess.run(cmd, cwd=REPO_ROOT, env=merged, capture_output=True, text=True, timeout=timeout)
-    if check and proc.returncode != 0:
-        raise AssertionError(f"probe {' '.join(args)} exited {proc.returncode}:\n{proc.stdout}\n{proc.stderr}")
-    return proc
 
 
 def nobody_prefix() -> list[str]:
@@ -82,44 +69,6 @@ def shared_tmp():
         yield path
     finally:
         shutil.rmtree(path, ignore_errors=True)
-
-
-def index_snapshot(root: Path) -> dict:
-    """Everything an index holds that must not depend on how it was built: the store's points (id →
-    payload without the timestamp, whether a dense vector is attached) and the manifest's files,
-    chunks and branch versions. Two snapshots equal ⇔ same points, tags and manifest."""
-    from probe_core import Workspace
-
-    ws = Workspace.open(root, create=False)
-    try:
-        points = {}
-        for pid, payload, has_dense in _all_points(ws):  # noqa: B007
-            points[pid] = ({k: v for k, v in payload.items() if k != "indexed_at"}, has_dense)
-        db = ws.manifest._db  # read-only queries over the manifest's own connection
-        files = sorted(db.execute("SELECT path, size, file_hash, language, chunk_kind, last_error FROM files"))
-        chunks = sorted(db.execute(
-            "SELECT point_id, path, chunk_idx, start_line, end_line, chunk_hash, file_hash, live FROM chunks"))
-        branch_files = sorted(db.execute("SELECT branch, path, file_hash FROM branch_files"))
-        pending = db.execute("SELECT COUNT(*) FROM pending_dense").fetchone()[0]
-        meta = {k: ws.manifest.get_meta(k) for k in ("index_dirty", "embedding_model_id", "embedding_dimensions")}
-        return {"points": points, "files": files, "chunks": chunks, "branch_files": branch_files,
-                "pending_dense": pending, "meta": meta}
-    finally:
-        ws.close()
-
-
-def _all_points(ws):
-    """(id, payload, has a dense vector) of every point in the workspace's embedded store."""
-    from qdrant_edge import ScrollRequest
-
-    shard, offset = ws.store._s(), None  # the test reads the shard directly: no public "dump" exists
-    while True:
-        pts, offset = shard.scroll(ScrollRequest(offset=offset, limit=1000, with_payload=True, with_vector=True))
-        for p in pts:
-            vectors = p.vector if isinstance(p.vector, dict) else {}
-            yield str(p.id), dict(p.payload or {}), "dense" in vectors
-        if offset is None:
-            break
 
 
 class AccessSpy:

@@ -11,170 +11,26 @@ from __future__ import annotations
 import json
 import os
 import random
-import shutil
-import signal
-import sqlite3
 import subprocess
 import sys
-import sysconfig
 import time
-from collections import Counter
 from pathlib import Path
 
 import anyio
-import numpy as np
 import pytest
 
-from .conftest import REPO_ROOT, RawServer, index_snapshot, nobody_prefix, probe_cli, probe_mcp, shared_tmp, status, \
-    tally, wait_until, write_tree
+from .conftest import REPO_ROOT, nobody_prefix, probe_cli, probe_mcp, shared_tmp, status, tally, wait_until, \
+    write_tree
+from .fault_harness import assert_dense_consistent, assert_same_index, clean_snapshot, git, index_snapshot, \
+    kill_sweep, progress, real_tree
 
 KILL_FILES = int(os.environ.get("PROBE_KILL_FILES", "2000"))
 KILLS = int(os.environ.get("PROBE_KILLS", "24"))
-GIT = ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", "-c", "commit.gpgsign=false"]
-
-
-def real_tree(dest: Path, n_files: int, *, max_bytes: int = 1000) -> Path:
-    """``n_files`` real Python files and stubs from site-packages (the smallest kind, so a few
-    thousand of them stay quick to index), copied with their paths, in a fresh git repository."""
-    site = Path(sysconfig.get_paths()["purelib"])
-    picked = []
-    for path in sorted(site.rglob("*")):
-        if path.suffix in (".py", ".pyi") and "__pycache__" not in path.parts and path.is_file() \
-                and 0 < path.stat().st_size < max_bytes:
-            picked.append(path)
-            if len(picked) == n_files:
-                break
-    assert len(picked) == n_files, f"only {len(picked)} small source files in {site}"
-    for src in picked:
-        target = dest / src.relative_to(site)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, target)
-    git(dest, "init", "-q", "-b", "main")
-    git(dest, "add", "-A")
-    git(dest, "commit", "-qm", "tree")
-    return dest
-
-
-def git(root: Path, *args: str) -> None:
-    subprocess.run([*GIT, "-C", str(root), *args], check=True, capture_output=True)
-
-
-def progress(root: Path) -> tuple[int, int, int]:
-    """(files, chunks, chunks with a dense vector) in the manifest right now (read-only)."""
-    path = root / ".probe" / "manifest.sqlite"
-    if not path.exists():
-        return 0, 0, 0
-    try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=2)
-        try:
-            return (db.execute("SELECT COUNT(*) FROM files").fetchone()[0],
-                    db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0],
-                    db.execute("SELECT COUNT(*) FROM chunks WHERE has_dense=1").fetchone()[0])
-        finally:
-            db.close()
-    except sqlite3.Error:
-        return -1, -1, -1  # mid-creation: not yet a database
-
-
-def clean_snapshot(root: Path, build) -> dict:
-    """Index the same tree again from nothing, under the same workspace id, with ``build()``; the
-    index under test is put back afterwards."""
-    probe, aside = root / ".probe", root.parent / f"{root.name}-index-under-test"
-    shutil.move(probe, aside)
-    try:
-        probe.mkdir()
-        shutil.copy(aside / "config.json", probe / "config.json")
-        build()
-        return index_snapshot(root)
-    finally:
-        shutil.rmtree(probe, ignore_errors=True)
-        shutil.move(aside, probe)
-
-
-def assert_same_index(got: dict, want: dict) -> int:
-    """Points (ids, payloads with branch tags), manifest files, chunks and branch versions equal;
-    returns how many points were compared."""
-    got_points = {pid: payload for pid, (payload, _dense) in got["points"].items()}
-    want_points = {pid: payload for pid, (payload, _dense) in want["points"].items()}
-    missing, extra = want_points.keys() - got_points.keys(), got_points.keys() - want_points.keys()
-    assert not missing and not extra, f"{len(missing)} points missing, {len(extra)} extra"
-    differ = [pid for pid in want_points if got_points[pid] != want_points[pid]]
-    assert not differ, f"{len(differ)} payloads differ, e.g. {got_points[differ[0]]} != {want_points[differ[0]]}"
-    for table in ("files", "chunks", "branch_files"):
-        assert got[table] == want[table], f"manifest {table} differ"
-    assert got["meta"]["index_dirty"] == "0"
-    return len(want_points)
-
-
-def assert_dense_consistent(root: Path, snap: dict, sample: int = 48) -> int:
-    """Every point with a dense vector is one the manifest marks embedded, the rest are queued, and a
-    sample of the stored vectors equals a fresh embedding of its chunk's text (nothing misplaced)."""
-    from probe_core import Workspace
-    from probe_core.chunking import chunk_file
-    from probe_core.indexing.indexer import index_text
-    from probe_core.scan import read_text
-
-    ws = Workspace.open(root, create=False)
-    try:
-        db = ws.manifest._db
-        marked = {r[0] for r in db.execute("SELECT point_id FROM chunks WHERE has_dense=1")}
-        queued = {r[0] for r in db.execute("SELECT point_id FROM pending_dense")}
-        stored = {pid for pid, (_payload, dense) in snap["points"].items() if dense}
-        assert stored == marked, f"{len(stored ^ marked)} points disagree on having a dense vector"
-        assert queued == set(snap["points"]) - marked, "the dense queue is not exactly the chunks without vectors"
-        picked = random.Random(7).sample(sorted(marked), min(sample, len(marked)))
-        vectors = ws.store.dense_vectors(picked)
-        for pid in picked:
-            payload = snap["points"][pid][0]
-            text = read_text(root, payload["file_path"])
-            (chunk,) = [c for c in chunk_file(payload["file_path"], text)
-                        if (c.start_line, c.end_line) == (payload["start_line"], payload["end_line"])]
-            fresh = ws.embedder.embed_documents([index_text(chunk)])[0]
-            cosine = float(np.dot(fresh, vectors[pid]) / (np.linalg.norm(fresh) * np.linalg.norm(vectors[pid])))
-            assert cosine > 0.999, f"{pid} ({payload['file_path']}) holds another chunk's vector ({cosine:.3f})"
-        return len(picked)
-    finally:
-        ws.close()
-
-
-def _spawn(kind: str, root: Path) -> subprocess.Popen:
-    if kind == "mcp":
-        return RawServer(root).proc  # the owner starts indexing at once; stdin stays open
-    return subprocess.Popen([sys.executable, "-m", "probe_cli", "index", "--root", str(root)], cwd=REPO_ROOT,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-
-
-def _kill_when(proc: subprocess.Popen, root: Path, start: tuple[int, int, int], target: tuple[str, int],
-               timeout: float = 120) -> None:
-    """SIGKILL ``proc`` at a moment chosen by ``target``: ``("time", n)`` n hundredths of a second after
-    its start, ``("work", n)`` once n more files or dense vectors are in the manifest (every run of
-    the progression advances one or the other), or when it has finished by itself."""
-    what, n = target
-    t0 = time.monotonic()
-    while proc.poll() is None and time.monotonic() - t0 < timeout:
-        if what == "time" and time.monotonic() - t0 >= n / 100:
-            break
-        files, _chunks, dense = progress(root)
-        if what == "work" and files >= 0 and (files - start[0]) + (dense - start[2]) >= n:
-            break
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
 
 
 def test_kill_9_at_random_moments_then_the_index_equals_a_clean_one(tmp_path):
     root = real_tree(tmp_path / "repo", KILL_FILES)
-    rng = random.Random(1313)
-    phases: Counter = Counter()
-    for i in range(KILLS):
-        kind = "mcp" if i % 3 == 2 else "index"
-        target = ("time", rng.randint(50, 400)) if i % 4 == 0 else ("work", rng.randint(1, 160))
-        before = progress(root)
-        proc = _spawn(kind, root)
-        _kill_when(proc, root, before, target)
-        after = progress(root)
-        phase = "dense" if after[2] > before[2] else "lexical" if after[:2] != before[:2] else "startup"
-        phases[f"{kind}:{phase}"] += 1
+    phases = kill_sweep(root, KILLS)
     print("kills by process and phase:", dict(phases))
     assert sum(n for k, n in phases.items() if k.endswith(":lexical")) >= 3, phases
     assert sum(n for k, n in phases.items() if k.endswith(":dense")) >= 3, phases

@@ -172,6 +172,7 @@ def test_wrong_types_missing_and_unknown_fields_are_one_line_errors(server):
         ("open_file", {"path": "src/a.py", "start_line": "ten"}, "start_line"),
         ("open_file", {"path": "x" * 100_000}, "cannot read it (File name too long)"),
         ("impact_analysis", {"symbol": "hash_password", "depth": 10**9}, "depth: Input should be less than"),
+        ("find_callers", {"symbol": "x" * 1_000_000}, "(message cut)"),  # a 1 MB name echoed back, cut short
         ("memory", {"action": "explode"}, "action: Input should be"),
         ("store", {"content": "a\0b", "library_name": "docs"}, "NUL byte"),
         ("index_status", {"verbose": True}, "unknown argument(s) for index_status: 'verbose'; it takes no arguments"),
