@@ -1,7 +1,7 @@
 """Faults at a larger scale than the test suite affords: many kill -9 over a bigger real tree, with
 the dense phase run to the end, and peak memory on a hostile tree.
 
-  uv run python bench/bench_faults.py kills [--files 4020] [--kills 60] [--dense]
+  uv run python bench/bench_faults.py kills [--files 3700] [--kills 60] [--dense]
   uv run python bench/bench_faults.py hostile [--tiny 20000] [--dense]
 
 ``kills``: the small source files of this project's site-packages (paths kept) in git; ``--kills``
@@ -80,7 +80,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="what", required=True)
     k = sub.add_parser("kills")
-    k.add_argument("--files", type=int, default=4020)
+    k.add_argument("--files", type=int, default=3700)
     k.add_argument("--kills", type=int, default=60)
     k.add_argument("--seed", type=int, default=1313)
     k.add_argument("--dense", action="store_true", help="finish with every dense vector (slow on 2 cores)")

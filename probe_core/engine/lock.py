@@ -19,6 +19,7 @@ import stat
 import tempfile
 import time
 from pathlib import Path
+
 from ..private_dir import ensure_private_dir
 
 LOCK_FILE = "engine.lock"

@@ -24,11 +24,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import BackendUnavailable, IndexConfigMismatch, ProbeError
+from ..private_dir import ensure_private_dir
 from ..records import IndexProgress
+from ..redaction import redact
 from .lock import socket_path_for, write_owner_info
 from .settings import EngineSettings
-from ..private_dir import ensure_private_dir
-from ..redaction import redact
 
 if TYPE_CHECKING:
     from ..indexing.watcher import ChangeBatch, RepoWatcher

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import stat
 import subprocess
 import sys
@@ -19,6 +18,8 @@ from pathlib import Path
 
 import anyio
 import pytest
+
+from probe_core.doctor.endpoints import listening_inodes
 
 from .conftest import REPO_FILES, call, nobody_prefix, probe_cli, probe_mcp, shared_tmp, status, tally, wait_indexed, \
     write_tree
@@ -147,20 +148,6 @@ def test_the_fallback_socket_dir_is_private_and_never_a_planted_link(tmp_path):
     tally("security.socket_dir_cases", 3)
 
 
-def _listening_tcp_inodes() -> set[str]:
-    inodes = set()
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            cols = line.split()
-            if cols[3] == "0A":  # TCP_LISTEN
-                inodes.add(cols[9])
-    return inodes
-
-
 def test_probe_mcp_listens_on_no_tcp_port(tmp_path):
     root = write_tree(tmp_path / "repo", REPO_FILES)
 
@@ -171,7 +158,7 @@ def test_probe_mcp_listens_on_no_tcp_port(tmp_path):
             sockets = {os.readlink(fd)[len("socket:["):-1] for fd in fds.iterdir()
                        if os.readlink(fd).startswith("socket:[")}
             assert sockets, "the owner holds its Unix socket at least"
-            assert not sockets & _listening_tcp_inodes(), "probe mcp listens on a TCP port"
+            assert not sockets & listening_inodes(), "probe mcp listens on a TCP port"
 
     anyio.run(scenario)
 

@@ -14,7 +14,6 @@ import os
 import signal
 import subprocess
 import time
-from pathlib import Path
 
 import anyio
 import pytest
