@@ -77,8 +77,9 @@ def test_no_tool_reads_or_writes_outside_the_root(arena, tmp_path):
             for globs in attacks["globs"]:
                 for key in ("include_globs", "exclude_globs"):
                     out = await call(client, "search", {"query": "outside secret leak", "filters": {key: globs}})
-                    text = out.content[0].text
-                    assert "sk-live" not in text and "outside/" not in text.replace("../outside", "")
+                    assert "sk-live" not in out.content[0].text
+                    paths = [r["path"] for r in (out.structured_content or {}).get("results", [])]
+                    assert not [p for p in paths if "outside" in p or "secret" in p or p.startswith("to_")], paths
             for name in attacks["store_names"]:
                 r = await call(client, "store", {"content": "# Notes\nkeep me\n", "library_name": name})
                 assert _refused(r), (name, r.content[0].text[:200])
