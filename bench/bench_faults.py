@@ -3,6 +3,7 @@ the dense phase run to the end, and peak memory on a hostile tree.
 
   uv run python bench/bench_faults.py kills [--files 3700] [--kills 60] [--dense]
   uv run python bench/bench_faults.py hostile [--tiny 20000] [--dense]
+  uv run python bench/bench_faults.py watch [--dirs 5000]
 
 ``kills``: the small source files of this project's site-packages (paths kept) in git; ``--kills``
 runs of ``probe index`` / a ``probe mcp`` owner, each SIGKILLed at a random moment (one indexing
@@ -13,6 +14,11 @@ and a sample of vectors against fresh embeddings. Prints one JSON line.
 
 ``hostile``: the tree of tests/adversarial/test_hostile_trees.py; peak RSS of ``probe index``
 (``--lexical-only`` unless ``--dense``), wall time, files indexed and skipped by reason.
+
+``watch``: what watching each directory on its own costs (the root-confinement fix): a tree of
+``--dirs`` directories; seconds until the watch is set up, until a file in a directory created
+afterwards is reported (a new watch is swapped in), and until a later write there is reported
+(the watcher's debounce is 0.3 s here).
 """
 from __future__ import annotations
 
@@ -76,6 +82,45 @@ def bench_hostile(args, work: Path) -> dict:
             "skipped": st["skipped"]["by_reason"], "machine": machine()}
 
 
+def bench_watch(args, work: Path) -> dict:
+    import queue
+
+    from probe_core.indexing.watcher import RepoWatcher, WatchSettings
+
+    root = work / "tree"
+    for i in range(args.dirs):
+        d = root / f"a{i // 100}" / f"b{i}"
+        d.mkdir(parents=True)
+        (d / "x.py").write_text("X = 1\n")
+    batches: queue.Queue = queue.Queue()
+    watcher = RepoWatcher(root, batches.put, WatchSettings(debounce_s=0.3, max_wait_s=5, stable_s=0, rescan_s=3600))
+
+    def reported(rel: str) -> float:
+        t0, seen = time.perf_counter(), set()
+        while rel not in seen:
+            seen |= batches.get(timeout=60).paths
+        return round(time.perf_counter() - t0, 2)
+
+    t0 = time.perf_counter()
+    watcher.start()
+    try:
+        while len(watcher._dirs) < args.dirs:  # noqa: SLF001 - the bench reads the watcher's own count
+            time.sleep(0.01)
+        setup = round(time.perf_counter() - t0, 2)
+        time.sleep(0.5)
+        (root / "new" / "deep").mkdir(parents=True)
+        (root / "new" / "deep" / "f.py").write_text("Y = 2\n")
+        new_dir = reported("new/deep/f.py")
+        (root / "new" / "deep" / "g.py").write_text("Z = 3\n")
+        later = reported("new/deep/g.py")
+        status = watcher.status()
+    finally:
+        watcher.stop()
+    return {"bench": "watch", "dirs_watched": len(watcher._dirs), "setup_s": setup,  # noqa: SLF001
+            "new_dir_file_reported_s": new_dir, "later_write_reported_s": later,
+            "restarts": status["watcher_restarts"], "machine": machine()}
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="what", required=True)
@@ -87,11 +132,14 @@ def main() -> int:
     h = sub.add_parser("hostile")
     h.add_argument("--tiny", type=int, default=20000)
     h.add_argument("--dense", action="store_true")
+    w = sub.add_parser("watch")
+    w.add_argument("--dirs", type=int, default=5000)
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="probe-bench-faults-"))
     os.environ.setdefault("PROBE_DATA_DIR", str(work / "probe-data"))
     try:
-        result = bench_kills(args, work) if args.what == "kills" else bench_hostile(args, work)
+        bench = {"kills": bench_kills, "hostile": bench_hostile, "watch": bench_watch}[args.what]
+        result = bench(args, work)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(json.dumps(result))
