@@ -211,6 +211,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     logging.basicConfig(level=os.environ.get("PROBE_LOG", "WARNING").upper(), stream=sys.stderr,
                         format="probe: %(levelname)s %(name)s: %(message)s")
+    from probe_core.redaction import RedactingFilter, redact
+
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(RedactingFilter())
     if args.command is None:
         if not sys.stdin.isatty() or not sys.stdout.isatty():
             parser.print_help()
@@ -223,7 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.flush()  # here, not at exit: a reader that left early (`| head`) is handled below
         return code
     except ProbeError as exc:
-        print(f"probe: error: {exc}", file=sys.stderr)
+        print(f"probe: error: {redact(str(exc))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("probe: interrupted", file=sys.stderr)
@@ -236,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug: one line unless debugging
         if os.environ.get("PROBE_DEBUG"):
             raise
-        print(f"probe: internal error: {type(exc).__name__}: {exc} (rerun with PROBE_DEBUG=1 for details)",
+        print(f"probe: internal error: {type(exc).__name__}: {redact(str(exc))} (rerun with PROBE_DEBUG=1 for details)",
               file=sys.stderr)
         return EXIT_INTERNAL
 

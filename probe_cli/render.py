@@ -198,3 +198,9 @@ def print_status(st: dict) -> None:
         console.print(f"[red]last error:[/] {escape(st['last_error'])}")
     for e in st.get("last_errors", [])[:5]:
         console.print(f"[yellow]{escape(e['path'])}: {escape(e['error'])}[/]")
+    skipped = st.get("skipped") or {}
+    if skipped.get("by_reason"):
+        counts = ", ".join(f"{n} {reason}" for reason, n in skipped["by_reason"].items())
+        shown = "; ".join(f"{e['path']} ({e['reason']})" for e in skipped.get("examples", [])[:5])
+        console.print(f"skipped: {counts}", markup=False)
+        console.print(f"  e.g. {shown}", markup=False)

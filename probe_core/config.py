@@ -14,6 +14,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from .errors import ConfigError
+from .private_dir import ensure_private_dir
+from .redaction import register_secret
 
 PROBE_DIR = ".probe"
 CONFIG_FILE = "config.json"
@@ -60,9 +62,9 @@ class WorkspaceConfig:
     preset: str = "embedded"
     created_at: float = field(default_factory=time.time)
     qdrant_url: str | None = None
-    qdrant_api_key: str | None = None
+    qdrant_api_key: str | None = field(default=None, repr=False)  # never in a log line or a message
     tei_url: str | None = None
-    tei_api_key: str | None = None
+    tei_api_key: str | None = field(default=None, repr=False)
     reranker_url: str | None = None
     max_file_bytes: int = 1_000_000
     lsp: bool = False  # code intelligence asks an installed language server (else the tree-sitter graph)
@@ -92,6 +94,8 @@ class WorkspaceConfig:
         known = {f.name for f in fields(cls)} - {"extra"}
         cfg = cls(**{k: v for k, v in data.items() if k in known})
         cfg.extra = {k: v for k, v in data.items() if k not in known}
+        register_secret(cfg.qdrant_api_key)  # masked wherever Probe prints or logs (probe_core.redaction)
+        register_secret(cfg.tei_api_key)
         return cfg
 
     def with_env(self, env: dict[str, str] | None = None) -> "WorkspaceConfig":
@@ -158,7 +162,7 @@ def load_config(root: Path, probe_dir: Path | None = None) -> WorkspaceConfig | 
 
 def save_config(root: Path, cfg: WorkspaceConfig, probe_dir: Path | None = None) -> Path:
     path = config_path(root, probe_dir)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_private_dir(path.parent)
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(cfg.to_json(), indent=2, sort_keys=True) + "\n", "utf-8")
     os.replace(tmp, path)

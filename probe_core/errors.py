@@ -38,5 +38,9 @@ class IndexConfigMismatch(ProbeError):
     """The index was built with another embedding model or dimension than the current one."""
 
 
+class DiskFull(ProbeError):
+    """The disk holding the index is (nearly) full; indexing stopped cleanly and resumes later."""
+
+
 class EmbeddingError(ProbeError):
     """The embedder failed on a batch (bad response, timeout after retries)."""

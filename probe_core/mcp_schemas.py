@@ -141,6 +141,11 @@ class StatusOutput(BaseModel):
     branch: str | None = Field(None, description="The checked-out git branch (search's default filter).")
     indexed_branches: list[str] | None = Field(
         None, description="Branches whose versions are indexed (each as last checked out): values for filters.branch.")
+    files_skipped: int | None = Field(
+        None, description="Files the last full scan left out (binary, too large, links out of the root, "
+                          "undecodable names, unreadable); ignored files are not counted.")
+    skipped: dict | None = Field(
+        None, description="by_reason: {reason: count}; examples: [{path, reason}] of the files left out.")
 
 
 class IntelItem(BaseModel):

@@ -32,8 +32,11 @@ from pydantic import Field
 
 from .errors import ProbeError
 from .limits import INTEL_DEPTH, MAP_DEPTH, MAX_RESULTS, MAX_TOKENS, TOP_K
+from .mcp_input import ReplyToUnreadable, refuse_unknown_arguments
 from .mcp_schemas import (IntelOutput, MapOutput, MemoryOutput, OpenFileOutput, SearchFilters, SearchOutput, StatusOutput,
                           StoreOutput)
+from .private_dir import ensure_private_dir
+from .redaction import RedactingFilter, redact
 
 log = logging.getLogger("probe.mcp")
 
@@ -192,6 +195,15 @@ class _EngineSlot:
         return self.engine
 
 
+MAX_ERROR_CHARS = 1000  # an error names the bad input; it must not echo a 1 MB argument back
+
+
+def _one_line(message: str) -> str:
+    """An error message as one line of bounded length (messages quote what the caller sent)."""
+    line = " ".join(redact(message[:4 * MAX_ERROR_CHARS]).split())  # a key that fits the answer is masked
+    return line if len(line) <= MAX_ERROR_CHARS else line[:MAX_ERROR_CHARS] + "… (message cut)"
+
+
 def _call(fn, *args, **kwargs):
     """Run an engine call; every failure becomes a ToolError whose message the agent can act on."""
     try:
@@ -199,10 +211,11 @@ def _call(fn, *args, **kwargs):
     except ToolError:
         raise
     except ProbeError as exc:
-        raise ToolError(str(exc)) from exc
+        raise ToolError(_one_line(str(exc))) from exc
     except Exception as exc:
         log.exception("tool failed")
-        raise ToolError(f"internal error: {type(exc).__name__}: {exc} (details in .probe/logs/probe-mcp.log)") from exc
+        raise ToolError(_one_line(f"internal error: {type(exc).__name__}: {exc}")
+                        + " (details in .probe/logs/probe-mcp.log)") from exc
 
 
 def render_search(out: dict) -> str:
@@ -275,6 +288,7 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
     server = MCPServer(name="probe", version=package_version(), instructions=instructions, lifespan=lifespan,
                        log_level="WARNING")
     server.probe_engine_slot = slot  # run_stdio closes the engine on SIGTERM
+    server.middleware.append(refuse_unknown_arguments(server.list_tools))
 
     @server.tool(title="Search the codebase", description=SEARCH_DOC, annotations=READ_ONLY)
     def search(
@@ -478,7 +492,8 @@ def configure_logging(root: Path) -> None:
     handlers: list[logging.Handler] = []
     try:
         log_dir = root / ".probe" / "logs"
-        log_dir.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(log_dir.parent)
+        log_dir.mkdir(exist_ok=True)
         handlers.append(logging.handlers.RotatingFileHandler(log_dir / "probe-mcp.log", maxBytes=2_000_000,
                                                              backupCount=3, encoding="utf-8"))
     except OSError as exc:
@@ -487,6 +502,7 @@ def configure_logging(root: Path) -> None:
     probe_log = logging.getLogger("probe")
     for h in handlers:
         h.setFormatter(fmt)
+        h.addFilter(RedactingFilter())
         probe_log.addHandler(h)
     probe_log.setLevel(level)
     probe_log.propagate = False
@@ -514,6 +530,17 @@ class _StdoutGuard:
 
     def seal(self) -> None:
         sys.stdout = sys.stderr
+
+
+async def _serve_stdio(server: MCPServer) -> None:
+    """``MCPServer.run_stdio_async``, with unreadable JSON-RPC lines answered (``mcp_input``) rather
+    than dropped: the SDK offers no hook for that, so the low-level server is driven directly."""
+    from mcp.server.stdio import stdio_server
+
+    lowlevel = server._lowlevel_server
+    async with stdio_server() as (read_stream, write_stream):
+        await lowlevel.run(ReplyToUnreadable(read_stream, write_stream), write_stream,
+                           lowlevel.create_initialization_options())
 
 
 def run_stdio(root: Path | None = None) -> int:
@@ -554,7 +581,7 @@ def run_stdio(root: Path | None = None) -> int:
     signal.signal(signal.SIGTERM, _terminate)
     guard.wire()
     try:
-        server.run("stdio")
+        anyio.run(_serve_stdio, server)
     except KeyboardInterrupt:
         pass
     finally:

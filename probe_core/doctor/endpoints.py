@@ -50,7 +50,8 @@ def port_open(host: str, port: int, timeout_s: float) -> bool:
         return False
 
 
-def _listening_inodes(port: int) -> set[str]:
+def listening_inodes(port: int | None = None) -> set[str]:
+    """Socket inodes of the TCP listeners on this machine (on ``port``, or all), from /proc."""
     inodes = set()
     for table in ("/proc/net/tcp", "/proc/net/tcp6"):
         try:
@@ -59,14 +60,14 @@ def _listening_inodes(port: int) -> set[str]:
             continue
         for line in lines:
             cols = line.split()
-            if len(cols) > 9 and cols[3] == "0A" and int(cols[1].rsplit(":", 1)[1], 16) == port:
+            if len(cols) > 9 and cols[3] == "0A" and (port is None or int(cols[1].rsplit(":", 1)[1], 16) == port):
                 inodes.add(cols[9])
     return inodes
 
 
 def listener_process(port: int) -> tuple[str, int] | None:
     """(process name, pid) listening on TCP ``port`` on this machine, when /proc lets us see it."""
-    inodes = _listening_inodes(port)
+    inodes = listening_inodes(port)
     if not inodes:
         return None
     targets = {f"socket:[{i}]" for i in inodes}

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from ..redaction import redact
+
 Status = Literal["ok", "warn", "fail", "skip"]
 STATUSES: tuple[Status, ...] = ("ok", "warn", "fail", "skip")
 
@@ -23,6 +25,10 @@ class Check:
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"unknown check status {self.status!r}")
+        # checks quote URLs and server answers; neither may carry a key out (see probe_core.redaction)
+        object.__setattr__(self, "detail", redact(self.detail))
+        if self.fix:
+            object.__setattr__(self, "fix", redact(self.fix))
 
     def to_dict(self) -> dict:
         out = {"name": self.name, "status": self.status, "detail": self.detail, "fix": self.fix,

@@ -123,6 +123,10 @@ class OnnxMiniLMEmbedder:
         return self._session, self._tokenizer
 
     def _load(self) -> None:
+        # onnxruntime 1.32 on Linux writes a device id under ~/.cache/Microsoft/DeveloperTools and
+        # queues a telemetry upload when it starts; Probe is local and offline, so opt out before
+        # the import (a user who set the variable keeps their value).
+        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
         import onnxruntime
         from tokenizers import Tokenizer
 

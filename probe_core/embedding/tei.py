@@ -21,6 +21,7 @@ import numpy as np
 from probe_core.embedding._pooling import l2_normalise
 from probe_core.embedding._text import encodable
 from probe_core.errors import BackendUnavailable, ConfigError, EmbeddingError
+from probe_core.redaction import redact
 
 #: The task Qwen3-Embedding's model card recommends phrasing per use; this one is ours.
 DEFAULT_CODE_SEARCH_TASK = (
@@ -289,8 +290,8 @@ def _error_text(response: httpx.Response) -> str:
     except ValueError:
         body = None
     if isinstance(body, dict) and isinstance(body.get("error"), str):
-        return body["error"]
-    return response.text[:200].strip() or response.reason_phrase
+        return redact(body["error"])
+    return redact(response.text[:200].strip()) or response.reason_phrase  # a proxy may echo the key
 
 
 def _retry_after(response: httpx.Response) -> float | None:

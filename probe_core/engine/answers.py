@@ -205,24 +205,27 @@ def open_file_answer(root: Path, path: str, start_line: int | None = None, end_l
     if start_line is None and end_line is None:
         path, start_line, end_line = parse_source(path.strip())
     start = check_range(start_line, end_line)
-    from ..scan import BINARY_SNIFF_BYTES, resolve_inside_root
+    from ..scan import BINARY_SNIFF_BYTES, read_regular_file, resolve_inside_root, shown_path
 
     root_real = os.path.realpath(root)
     real = resolve_inside_root(root_real, path)
+    shown = shown_path(path)
     rel = os.path.relpath(os.path.normpath(os.path.join(root_real, path)), root_real).replace(os.sep, "/")
     try:
         info = os.stat(real)
+        if stat.S_ISDIR(info.st_mode):
+            raise ProbeError(f"{shown} is a directory; open_file reads one file (search finds files)")
+        if not stat.S_ISREG(info.st_mode):
+            raise ProbeError(f"{shown} is not a regular file")
+        if info.st_size > MAX_OPEN_BYTES:
+            raise ProbeError(f"{shown} is {info.st_size} bytes, more than open_file reads ({MAX_OPEN_BYTES})")
+        data, info = read_regular_file(real, MAX_OPEN_BYTES)  # checked again on the open file
     except FileNotFoundError:
-        raise ProbeError(f"{path}: no such file in the repository") from None
-    if stat.S_ISDIR(info.st_mode):
-        raise ProbeError(f"{path} is a directory; open_file reads one file (search finds files)")
-    if not stat.S_ISREG(info.st_mode):
-        raise ProbeError(f"{path} is not a regular file")
-    if info.st_size > MAX_OPEN_BYTES:
-        raise ProbeError(f"{path} is {info.st_size} bytes, more than open_file reads ({MAX_OPEN_BYTES})")
-    data = real.read_bytes()
+        raise ProbeError(f"{shown}: no such file in the repository") from None
+    except OSError as exc:  # a name too long, no permission, replaced meanwhile by a FIFO...
+        raise ProbeError(f"{shown}: cannot read it ({exc.strerror or exc})") from None
     if b"\0" in data[:BINARY_SNIFF_BYTES]:
-        raise ProbeError(f"{path} is a binary file")
+        raise ProbeError(f"{shown} is a binary file")
     text = data.decode("utf-8", errors="replace")
     lines = text.splitlines()
     total = len(lines)

@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 
 from ..errors import BackendUnavailable, IndexLocked, ProbeError
+from ..private_dir import ensure_private_dir
+from ..redaction import RedactingFilter
 from .client import AttachedEngine
 from .lock import LOCK_FILE, EngineLock, cli_indexer_pid, cli_indexing_message, read_owner_info
 from .rpc import OwnerUnavailable
@@ -62,7 +64,8 @@ def spawn_daemon(root: Path | str) -> subprocess.Popen:
     the workspace's lock, or must release it soon: the daemon waits for it (``PROBE_ATTACH_TIMEOUT_S``)."""
     root = Path(os.path.realpath(root))
     path = log_path(root / ".probe")
-    path.parent.mkdir(parents=True, exist_ok=True)
+    ensure_private_dir(root / ".probe")  # .probe/ first: the logs dir's parents must not be made 0755
+    ensure_private_dir(path.parent)
     try:
         if path.stat().st_size > LOG_ROTATE_BYTES:
             os.replace(path, path.with_name(DAEMON_LOG + ".1"))
@@ -139,6 +142,8 @@ def run_daemon(root: Path) -> int:
 
     logging.basicConfig(level=os.environ.get("PROBE_LOG", "INFO").upper(), stream=sys.stderr,
                         format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
+    for handler in logging.getLogger().handlers:  # API keys never reach the log (docs/reliability.md)
+        handler.addFilter(RedactingFilter())
     root = Path(os.path.realpath(root))
     settings = EngineSettings.from_env()
     lock = EngineLock(root / ".probe")

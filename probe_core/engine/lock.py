@@ -14,8 +14,11 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import stat
 import time
 from pathlib import Path
+
+from ..private_dir import ensure_private_dir
 
 LOCK_FILE = "engine.lock"
 SOCKET_FILE = "engine.sock"
@@ -40,7 +43,7 @@ class EngineLock:
         """Take the lock if nobody holds it. True when this object holds it afterwards."""
         if self._fd is not None:
             return True
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(self.path.parent)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -92,8 +95,10 @@ def socket_path_for(probe_dir: Path) -> Path:
     else:
         base = Path(tempfile.gettempdir()) / f"probe-{os.getuid()}"
         base.mkdir(mode=0o700, exist_ok=True)
-        if base.stat().st_uid != os.getuid():
-            raise PermissionError(f"{base} belongs to another user; set XDG_RUNTIME_DIR")
+        info = os.lstat(base)  # in a shared /tmp anyone could have made it first, or planted a link
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            raise PermissionError(f"{base} is not a directory of this user's; set XDG_RUNTIME_DIR")
+        ensure_private_dir(base)
     path = base / f"probe-{digest}.sock"
     if len(os.fsencode(path)) > AF_UNIX_PATH_MAX:  # a very long TMPDIR
         path = Path("/tmp") / f"probe-{os.getuid()}-{digest}.sock"

@@ -6,8 +6,9 @@ are the names of ``probe_core.errors`` classes, so an attached process re-raises
 owner raised and the MCP face shows the same message either way. Every method is read-only, so a
 request whose connection died can safely be sent again (to the same or to a new owner).
 
-The socket is created mode 0600 inside ``.probe/`` (or a private runtime directory): only the
-user who owns the workspace can talk to its owner.
+The socket is created mode 0600 inside ``.probe/`` (itself 0700, or a private runtime directory):
+only the user who owns the workspace can talk to its owner. The owner also checks the peer's uid on
+every connection (``SO_PEERCRED``) and refuses any other user but root.
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import json
 import logging
 import os
 import socket
+import struct
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -125,6 +127,17 @@ class RpcServer:
     def _serve(self, conn: socket.socket) -> None:
         buf = bytearray()
         with conn:
+            if (peer := peer_uid(conn)) is not None and peer not in (os.getuid(), 0):
+                # The socket's mode already keeps other users out; this holds even if someone
+                # loosened the mode or the directory (a shared .probe/ on a group-writable disk).
+                log.warning("refused an RPC connection from uid %d (this workspace belongs to uid %d)",
+                            peer, os.getuid())
+                answer = {"error": {"type": "ProbeError", "message": f"refused: uid {peer} does not own this workspace"}}
+                try:
+                    conn.sendall(json.dumps(answer).encode() + b"\n")
+                except OSError:
+                    pass
+                return
             conn.settimeout(None)
             while not self._stop.is_set():
                 try:
@@ -157,6 +170,20 @@ class RpcServer:
             if not isinstance(exc, errors.ProbeError):
                 log.exception("RPC %s failed", req["method"])
             return {"error": error_payload(exc)}
+
+
+def peer_uid(conn: socket.socket) -> int | None:
+    """The uid of the process at the other end of a Unix socket (``SO_PEERCRED``; Linux), or None
+    where the platform cannot say."""
+    option = getattr(socket, "SO_PEERCRED", None)
+    if option is None:
+        return None
+    try:
+        creds = conn.getsockopt(socket.SOL_SOCKET, option, struct.calcsize("3i"))
+    except OSError:
+        return None
+    _pid, uid, _gid = struct.unpack("3i", creds)
+    return uid
 
 
 def rpc_call(path: Path | str, method: str, params: dict, *, timeout: float,

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import BackendUnavailable, IndexConfigMismatch, ProbeError
+from ..private_dir import ensure_private_dir
 from ..records import IndexProgress
+from ..redaction import redact
 from .lock import socket_path_for, write_owner_info
 from .settings import EngineSettings
 
@@ -94,7 +96,7 @@ class OwnerEngine:
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> OwnerEngine:
         """Listen for attached processes first (they may already be waiting), then index."""
-        self.probe_dir.mkdir(parents=True, exist_ok=True)
+        ensure_private_dir(self.probe_dir)
         if self._serve_rpc:
             from .rpc import RpcServer
 
@@ -189,7 +191,7 @@ class OwnerEngine:
             log.debug("registry heartbeat failed", exc_info=True)
 
     def _fail(self, exc: BaseException, *, internal: bool = False) -> None:
-        msg = f"internal error: {type(exc).__name__}: {exc}" if internal else str(exc)
+        msg = redact(f"internal error: {type(exc).__name__}: {exc}" if internal else str(exc))
         with self._state:
             self._last_error = msg
             self._last_exc = exc
@@ -306,11 +308,11 @@ class OwnerEngine:
         known: list[str] | None = None
         out: set[str] = set()
         for rel in paths:
-            abs_path = self.root / rel
-            if abs_path.is_dir():
+            abs_path = os.path.join(self.root, rel)
+            if os.path.isdir(abs_path):  # os.path's checks never raise: one odd path cannot stop the scan
                 return None
             out.add(rel)
-            if not abs_path.exists():  # a deleted directory takes its files with it
+            if not os.path.lexists(abs_path):  # a deleted directory takes its files with it
                 if known is None:
                     known = ws.manifest.file_paths()
                 prefix = rel.rstrip("/") + "/"

@@ -16,6 +16,7 @@ of deleted, and a checked-out version that is already kept is revived instead of
 """
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -30,6 +31,7 @@ from ..memory.identity import sync_project_id
 from ..errors import EmbeddingError, IndexConfigMismatch, ProbeError
 from ..records import Chunk, IndexProgress, ScannedFile, short_hash
 from ..scan import read_text, scan_files
+from ..storage.disk_space import ensure_free_space
 from ..storage.manifest import ChunkRow, FileRow
 from ..storage.protocol import StoreFilter, StorePoint
 from ..workspace import Workspace, point_id
@@ -211,6 +213,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
     state = IndexProgress(phase="scanning")
     progress(state)
     with ws.write_lock:
+        ensure_free_space(ws.probe_dir)  # before the store is opened: creating it maps 64 MB of WAL
         man, store = ws.manifest, ws.store
         check_identity(ws, adopt=True)
         store.ensure_collection(ws.embedder.dimensions)
@@ -250,7 +253,8 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
                     report.files_unchanged += 1
                 continue
             try:
-                text = (read_text if ws.library is None else ws.library.read)(ws.root, f.path)
+                text = (read_text(ws.root, f.path, max_bytes=ws.config.max_file_bytes) if ws.library is None
+                        else ws.library.read(ws.root, f.path))
             except (OSError, ProbeError) as exc:  # vanished or unreadable between scan and read
                 report.errors.append((f.path, str(exc)))
                 continue
@@ -322,6 +326,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
                 ws.touch()
                 continue
             ids = [point_id(ws.workspace_id, f.path, c.start_line, c.end_line, file_hash) for c in chunks]
+            ensure_free_space(ws.probe_dir)  # before the write, while a margin is left (storage.disk_space)
             store.upsert([
                 StorePoint(id=i, sparse=sparse.embed_document(index_text(c), avg_len),
                            payload=_payload(ws, c, file_hash, tags, now), dense=reuse.get(k))
@@ -343,6 +348,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
             man.set_meta("last_branch", book.branch)
         if paths is None:
             report.branches = book.prune_deleted()
+            man.set_meta("skipped_files", json.dumps(scan.skip_summary()))  # for `probe status`
         ws.touch()
         counts = man.counts()
         state.chunks_indexed = counts["chunks"]
@@ -395,6 +401,7 @@ def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: Inde
             # a text with no known token (a lone emoji) embeds to zero: cosine cannot use it, so the
             # chunk stays lexical-only, but it is done
             usable = np.linalg.norm(vectors, axis=1) > 1e-6 if len(ids) else np.zeros(0, bool)
+            ensure_free_space(ws.probe_dir)
             store.set_dense([i for i, ok in zip(ids, usable) if ok], vectors[usable])
             man.mark_dense_done(ids)
             ws.touch()

@@ -1,9 +1,11 @@
 """What ``probe status`` and the MCP ``index_status`` tool report."""
 from __future__ import annotations
 
+import json
 import time
 
 from ..errors import IndexConfigMismatch, ProbeError
+from ..redaction import public_url
 from ..workspace import Workspace
 from .store_check import check_store
 
@@ -17,7 +19,7 @@ def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
         "root": str(ws.root),
         "workspace_id": ws.workspace_id,
         "preset": ws.config.preset,
-        "store": ws.config.qdrant_url or f"qdrant-edge:{ws.probe_dir / 'store' / ws.collection}",
+        "store": public_url(ws.config.qdrant_url) or f"qdrant-edge:{ws.probe_dir / 'store' / ws.collection}",
         "collection": ws.collection,
         "embedding_model_id": man.get_meta("embedding_model_id"),
         "embedding_dimensions": int(man.get_meta("embedding_dimensions") or 0) or None,
@@ -38,6 +40,9 @@ def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
     }
     if ws.library is None:  # the reference libraries searched beside this project, failures included
         out["libraries"] = _library_summaries()
+    skipped = _skipped(man.get_meta("skipped_files"))
+    out["files_skipped"] = sum(skipped["by_reason"].values()) if skipped else None
+    out["skipped"] = skipped
     if probe_backend and man.get_meta("embedding_model_id"):
         try:
             from .indexer import check_identity
@@ -69,3 +74,12 @@ def _library_summaries() -> list[dict]:
         return list_libraries()
     except ProbeError:  # an unreadable registry is `probe library list`'s error to report, not status's
         return []
+
+
+def _skipped(raw: str | None) -> dict | None:
+    """The last full scan's files left out, by reason, with examples (None before the first scan)."""
+    try:
+        data = json.loads(raw) if raw else None
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) and isinstance(data.get("by_reason"), dict) else None

@@ -2,8 +2,11 @@
 
 Two threads:
 
-* the *event* thread runs ``watchfiles.watch`` over the root and records every change that the
-  scanner's own ``IgnoreRules`` would not skip. ``.git/HEAD`` (a checkout, a rebase; in a linked
+* the *event* thread runs ``watchfiles.watch`` over exactly the directories the scanner enters
+  (``scan.walk_tree``: inside the root, no directory symlink followed, ignored ones left out),
+  each watched on its own, and records every change that the scanner's own ``IgnoreRules`` would
+  not skip. A symlink to ``/`` or a loop in the tree therefore costs nothing, and an unreadable
+  directory is skipped, not an error. ``.git/HEAD`` (a checkout, a rebase; in a linked
   worktree the HEAD in the checkout's own git dir outside the root, watched too) and ignore
   files (``.gitignore``, ``.probeignore``, ``.git/info/exclude``) are recorded as "needs a full
   scan". If watchfiles raises, the thread restarts it (up to ``max_restarts`` times, then
@@ -28,12 +31,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..scan import IgnoreRules
+from watchfiles import Change
+
+from ..scan import IgnoreRules, entered_dirs, walk_tree
 
 log = logging.getLogger("probe.watch")
 
 _FLUSH_TICK_S = 0.05
 _STABLE_CHECK_MAX_FILES = 64
+_POLL_MS = 250  # how long a watch waits for events before the loop looks around (stop, stale watches)
+_OPEN_ATTEMPTS = 5
 _VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj", "_darcs", ".probe"})
 
 
@@ -81,6 +88,9 @@ class RepoWatcher:
         self.last_error: str | None = None
         self.batches_sent = 0
         self._events_alive = False
+        self._dirs: set[str] = set()  # the directories watched (posix, relative; "" is the root)
+        self._dirs_stale = False  # some watched directory is gone, or the set must be walked again
+        self._rules_changed = False
         self._git_head, self._git_watch = self._find_git_head()
 
     def _find_git_head(self) -> tuple[str | None, str | None]:
@@ -165,6 +175,7 @@ class RepoWatcher:
                     self._full_reason = "git_head"
                 elif rel == ".git/info/exclude" or IgnoreRules.is_rule_file(rel):
                     self.rules.invalidate()
+                    self._rules_changed = True
                     self._full_reason = self._full_reason or "ignore_rules"
                 else:
                     self._pending.add(rel)
@@ -180,17 +191,11 @@ class RepoWatcher:
             self._full_reason = self._full_reason or reason
 
     def _event_loop(self) -> None:
-        import watchfiles
-
         while not self._stop.is_set():
             try:
                 if not os.path.isdir(self.root):
                     raise FileNotFoundError(f"watched root {self.root} is gone")
-                paths = [self.root] + ([self._git_watch] if self._git_watch and os.path.isdir(self._git_watch) else [])
-                for changes in watchfiles.watch(*paths, watch_filter=self._accept, debounce=1000, step=50,
-                                                stop_event=self._stop, rust_timeout=1000, debug=False,
-                                                raise_interrupt=False):
-                    self._record(changes)
+                self._watch()
                 return  # stopped
             except Exception as exc:
                 self.restarts += 1
@@ -203,6 +208,111 @@ class RepoWatcher:
                             self.settings.max_restarts)
                 self._request_full("restart")  # events may have been missed while it was down
                 self._stop.wait(min(0.5 * self.restarts, 5.0))
+
+    # -- which directories are watched -------------------------------------------------------
+    # Each directory the scanner enters is watched on its own, never recursively: notify's recursive
+    # mode follows symlinked directories (a link to / sent it over the whole filesystem), and the
+    # directory list from the scanner's own walk is root-confined by construction. A directory that
+    # appears is added at once by swapping in a new watch before the old one is dropped, so no event
+    # falls between the two; one that disappears is dropped at the next quiet moment.
+    def _watch(self) -> None:
+        self._dirs = set(entered_dirs(self.rules))
+        self._dirs_stale = False
+        watch, first = self._open()
+        try:
+            changes = first
+            while True:
+                if changes:
+                    born = self._born_dirs(changes)
+                    if born:
+                        watch = self._follow(watch, born)
+                    self._record(changes)
+                if self._rules_changed:  # a directory may be ignored, or included, now
+                    self._rules_changed = False
+                    self._dirs = set(entered_dirs(self.rules))
+                    self._dirs_stale = True
+                if self._dirs_stale and not changes:  # at a quiet moment: watch what the walk enters now
+                    watch, seen = self._swap(watch)
+                    if seen:
+                        self._record(seen)
+                if self._stop.is_set():
+                    return
+                changes = next(watch, None)
+                if changes is None:
+                    return  # stop event
+        finally:
+            watch.close()
+
+    def _watch_paths(self) -> list[str]:
+        paths = [os.path.join(self.root, d) if d else self.root for d in sorted(self._dirs)]
+        for extra in (os.path.join(self.root, ".git"), os.path.join(self.root, ".git", "info"), self._git_watch):
+            if extra and os.path.isdir(extra) and not os.path.islink(extra):
+                paths.append(extra)  # HEAD and info/exclude steer scans; the rest of .git is never watched
+        return paths
+
+    def _open(self):
+        """A watch over the current directories, registered when this returns: (generator, the
+        changes its first wait saw)."""
+        import watchfiles
+
+        for _attempt in range(_OPEN_ATTEMPTS):
+            watch = watchfiles.watch(*self._watch_paths(), watch_filter=self._accept, debounce=1000, step=50,
+                                     stop_event=self._stop, rust_timeout=_POLL_MS, yield_on_timeout=True,
+                                     recursive=False, ignore_permission_denied=True, debug=False,
+                                     raise_interrupt=False)
+            try:
+                return watch, next(watch, set())
+            except FileNotFoundError:  # a directory went away between the walk and the watch
+                watch.close()
+                self._dirs = {d for d in self._dirs if os.path.isdir(os.path.join(self.root, d))}
+        raise RuntimeError(f"the tree under {self.root} keeps changing while the watch is set up")
+
+    def _swap(self, old) -> tuple[object, set]:
+        """Replace ``old`` by a watch over the current directories; the changes either saw meanwhile."""
+        self._dirs_stale = False
+        new, seen = self._open()
+        drained = next(old, None) or set()  # what the old watch caught before the new one existed
+        old.close()
+        return new, set(seen) | set(drained)
+
+    def _follow(self, watch, born: set[str]):
+        """Watch the new directories ``born`` (and everything below them), then report the entries
+        already inside them as added: they may have been written before their watch existed."""
+        for _round in range(_OPEN_ATTEMPTS):
+            added: set[str] = set()
+            for rel in born:
+                added.update(entered_dirs(self.rules, rel))
+            added -= self._dirs
+            if not added:  # ignored, a name the scanner skips, or gone again
+                break
+            self._dirs |= added
+            watch, seen = self._swap(watch)
+            listed: set[str] = set()
+            for rel in born:
+                for listing in walk_tree(self.rules, rel):
+                    if listing.error is None:
+                        listed.add(listing.rel)
+                        seen.update((Change.added, e.path) for e in listing.entries if not e.entered)
+            born = (listed - self._dirs) | self._born_dirs(seen)
+            if seen:
+                self._record(seen)
+        return watch
+
+    def _born_dirs(self, changes) -> set[str]:
+        """Directories among ``changes`` that the walk enters and that are not watched yet; drops
+        watched directories that are gone."""
+        born: set[str] = set()
+        for change, abs_path in changes:
+            rel = self._relative(abs_path)
+            if rel is None or rel.partition("/")[0] in _VCS_DIRS:
+                continue
+            if change == Change.deleted and rel in self._dirs:
+                prefix = rel + "/"
+                self._dirs = {d for d in self._dirs if d != rel and not d.startswith(prefix)}
+                self._dirs_stale = True
+            elif rel not in self._dirs and os.path.isdir(abs_path) and not os.path.islink(abs_path):
+                born.add(rel)
+        return born
 
     # -- timers ------------------------------------------------------------------------------
     def _flush_loop(self) -> None:

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..config import user_data_dir
 from ..errors import ProbeError
+from ..private_dir import ensure_private_dir
 
 REGISTRY_FILE = "libraries.json"
 LOCK_FILE = "libraries.lock"
@@ -105,8 +106,7 @@ def registry_mtime() -> int:
 
 @contextmanager
 def _locked() -> Iterator[None]:
-    base = user_data_dir()
-    base.mkdir(parents=True, exist_ok=True)
+    base = ensure_private_dir(user_data_dir())
     fd = os.open(base / LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)

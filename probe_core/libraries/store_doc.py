@@ -37,6 +37,8 @@ def _one_line(value: object, field: str) -> str | None:
         return None
     if not isinstance(value, str):
         raise LibraryError(f"{field} must be a string")
+    if "\0" in value:
+        raise LibraryError(f"{field} contains a NUL byte; give plain text")
     value = " ".join(value.split())
     if len(value) > 500:
         raise LibraryError(f"{field} is longer than 500 characters")
@@ -56,6 +58,8 @@ def store(libraries: EngineSource, content: str, library_name: str, title: str |
     """Store ``content`` as a document of library ``library_name`` and index it now."""
     if not isinstance(content, str) or not content.strip():
         raise LibraryError("content is empty: store needs the text of the document")
+    if "\0" in content:  # the indexer would take the document for a binary file and never index it
+        raise LibraryError("content contains a NUL byte, so it is not a text document; store text")
     if len(content.encode("utf-8", "surrogatepass")) > MAX_CONTENT_BYTES:
         raise LibraryError(f"content is larger than {MAX_CONTENT_BYTES} bytes; split it into several documents")
     registry.validate_name(library_name)
@@ -64,17 +68,16 @@ def store(libraries: EngineSource, content: str, library_name: str, title: str |
     entry, library_created = ensure_stored_library(library_name)
     docs = registry.docs_dir(library_name)
     docs.mkdir(parents=True, exist_ok=True)
+    text = render_document(content, title, source, url)
     digest = hashlib.sha256(content.strip().encode("utf-8", "surrogatepass")).hexdigest()[:8]
-    existing = sorted(docs.glob(f"*-{digest}.md"))
+    existing = [p for p in sorted(docs.glob(f"*-{digest}.md")) if _holds(p, content)]
     created = not existing
     if existing:
         rel = existing[0].name
     else:
         first_line = next((ln for ln in content.strip().splitlines() if ln.strip()), "")
-        rel = f"{slugify(title or first_line.lstrip('# '))}-{digest}.md"
-        tmp = docs / f".{rel}.{os.getpid()}.tmp"
-        tmp.write_text(render_document(content, title, source, url), "utf-8")
-        os.replace(tmp, docs / rel)
+        rel = _free_name(docs, slugify(title or first_line.lstrip('# ')), digest)
+        _write_new(docs, rel, text)
     try:
         report = libraries.engine(library_name).index_paths([rel])
     except BaseException:
@@ -94,3 +97,34 @@ def store(libraries: EngineSource, content: str, library_name: str, title: str |
         "message": f"{verb} as {ref}; search it with include_libraries=true or "
                    f"filters={{\"collections\": [\"libraries\"], \"libraries\": [\"{library_name}\"]}}",
     }
+
+
+def _holds(path, content: str) -> bool:
+    """Whether the stored document at ``path`` has this content (an 8-hex digest can collide)."""
+    try:
+        return content.strip("\n") in path.read_text("utf-8", errors="replace")
+    except OSError:
+        return False
+
+
+def _free_name(docs, slug: str, digest: str) -> str:
+    """``slug-digest.md``, or with a counter when that name is taken by another document: a store
+    never replaces a document the caller did not name."""
+    rel, n = f"{slug}-{digest}.md", 1
+    while os.path.lexists(docs / rel):
+        n += 1
+        rel = f"{slug}-{n}-{digest}.md"
+    return rel
+
+
+def _write_new(docs, rel: str, text: str) -> None:
+    """Write ``docs/rel`` through a temp file created exclusively (never through a planted symlink),
+    then link it into place without replacing anything that appeared meanwhile."""
+    tmp = docs / f".{rel}.{os.getpid()}.{os.urandom(4).hex()}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+        os.link(tmp, docs / rel)  # fails if the name exists: nothing is overwritten
+    finally:
+        tmp.unlink(missing_ok=True)

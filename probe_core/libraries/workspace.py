@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 from ..chunking import chunk_file
 from ..errors import PathOutsideRoot
 from ..records import Chunk, ScannedFile, short_hash
-from ..scan import IgnoreRules, ScanResult, SkipReason, read_text, resolve_inside_root, scan_files
+from ..scan import IgnoreRules, ScanResult, SkipReason, read_regular_file, read_text, resolve_inside_root, scan_files
 from . import texts
 from .html_text import html_to_text
 from .pdf_text import pdf_to_text
@@ -128,7 +128,7 @@ class LibraryProfile:
     def read(self, root: Path | str, path: str) -> str:
         """What the indexer hashes and hands to ``chunk`` (see ``decode``)."""
         if is_pdf(path):
-            return decode(path, resolve_inside_root(root, path).read_bytes())
+            return decode(path, read_regular_file(resolve_inside_root(root, path), PDF_MAX_BYTES)[0])
         return read_text(root, path)
 
     def chunk(self, path: str, text: str) -> list[Chunk]:

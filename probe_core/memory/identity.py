@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 from ..config import user_data_dir
 from ..gitrefs import git_dirs
+from ..private_dir import ensure_private_dir
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -147,7 +148,7 @@ class ProjectRegistry:
         roots = {p: k for p, k in self.load().items() if Path(p).is_dir()}
         if roots.get(str(root)) != key:
             roots[str(root)] = key
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            ensure_private_dir(self.path.parent)
             tmp = self.path.with_suffix(f".{os.getpid()}.tmp")
             tmp.write_text(json.dumps({"roots": dict(sorted(roots.items()))}, indent=1), "utf-8")
             os.replace(tmp, self.path)

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..config import user_data_dir
 from ..errors import ProbeError
+from ..private_dir import ensure_private_dir
 
 LABEL_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MAX_LABEL = 15
@@ -130,7 +131,7 @@ class RuleStore:
             if not create:
                 return None
             try:
-                path.parent.mkdir(parents=True, exist_ok=True)
+                ensure_private_dir(path.parent)
             except OSError as exc:
                 raise RuleError(f"cannot create {path.parent}: {exc}") from exc
         try:

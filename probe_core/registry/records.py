@@ -17,10 +17,11 @@ from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
-from urllib.parse import urlsplit, urlunsplit
 
 from ..config import user_data_dir
 from ..errors import ProbeError
+from ..private_dir import ensure_private_dir
+from ..redaction import public_url
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -55,19 +56,6 @@ def this_host() -> str:
 
 def iso(ts: float) -> str:
     return datetime.fromtimestamp(ts, timezone.utc).isoformat(timespec="seconds")
-
-
-def public_url(url: str | None) -> str | None:
-    """A Qdrant URL without credentials (user:password@ and the query string are dropped)."""
-    if not url:
-        return None
-    if url.startswith("local:"):
-        return url
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 @dataclass
@@ -115,7 +103,7 @@ class Registry:
 
     def _connect(self) -> sqlite3.Connection:
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
+            ensure_private_dir(self.path.parent)
             conn = sqlite3.connect(self.path, timeout=10, isolation_level=None)
             conn.execute("PRAGMA busy_timeout = 10000")
             conn.execute("PRAGMA journal_mode = WAL")

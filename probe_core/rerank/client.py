@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import httpx
 
 from ..errors import BackendUnavailable, ConfigError
+from ..redaction import redact
 
 log = logging.getLogger(__name__)
 
@@ -146,7 +147,7 @@ class RerankClient:
     def _post(self, payload: dict) -> dict:
         r = self._http.post("/rerank", json=payload)
         if r.status_code != 200:
-            raise httpx.HTTPStatusError(f"HTTP {r.status_code}: {r.text[:200]}", request=r.request, response=r)
+            raise httpx.HTTPStatusError(f"HTTP {r.status_code}: {redact(r.text[:200])}", request=r.request, response=r)
         return r.json()
 
     def _fail(self, message: str) -> RerankUnavailable:

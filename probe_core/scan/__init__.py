@@ -5,6 +5,8 @@
 * ``IgnoreRules`` is the ignore decision (``.gitignore`` files, ``.git/info/exclude``,
   ``.probeignore``, built-in defaults); the scanner and the file watcher share it, and
   ``scan_path`` gives the watcher the scanner's verdict on a single path.
+* ``walk_tree`` is the root-confined walk both of them list directories with (no directory
+  symlink followed, ignored directories not entered, unreadable ones skipped).
 * ``resolve_inside_root`` and ``read_text`` are how anything reads a workspace file by path.
 
 The built-in ignore list lives in ``_default_ignores``.
@@ -12,7 +14,8 @@ The built-in ignore list lives in ``_default_ignores``.
 from __future__ import annotations
 
 from probe_core.scan._ignore_rules import IgnoreRules, is_ignored
-from probe_core.scan._safe_paths import read_text, resolve_inside_root
+from probe_core.scan._safe_paths import read_regular_file, read_text, resolve_inside_root, shown_path
+from probe_core.scan._walk import Entry, Listing, entered_dirs, walk_tree
 from probe_core.scan._scanner import (
     BINARY_SNIFF_BYTES,
     DEFAULT_MAX_FILE_BYTES,
@@ -25,12 +28,18 @@ from probe_core.scan._scanner import (
 __all__ = [
     "BINARY_SNIFF_BYTES",
     "DEFAULT_MAX_FILE_BYTES",
+    "Entry",
     "IgnoreRules",
+    "Listing",
     "ScanResult",
     "SkipReason",
+    "entered_dirs",
     "is_ignored",
+    "read_regular_file",
     "read_text",
     "resolve_inside_root",
     "scan_files",
     "scan_path",
+    "shown_path",
+    "walk_tree",
 ]

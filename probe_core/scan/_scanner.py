@@ -11,6 +11,7 @@ from pathlib import Path
 from probe_core.records import ScannedFile, SkippedFile
 from probe_core.scan._ignore_rules import IgnoreRules, split_rel_path
 from probe_core.scan._safe_paths import is_within
+from probe_core.scan._walk import is_utf8, walk_tree
 
 # 1 MB holds any hand-written source file (10k+ lines of code) while leaving out generated
 # blobs, vendored bundles and data dumps that would flood the index with near-useless chunks
@@ -44,6 +45,16 @@ class ScanResult:
 
     files: list[ScannedFile] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
+
+    def skip_summary(self, examples: int = 20) -> dict:
+        """What ``probe status`` shows of the files left out: a count per reason and the first
+        ``examples`` of them (rarest reasons first, so one odd file is not buried under binaries)."""
+        by_reason: dict[str, int] = {}
+        for skipped in self.skipped:
+            by_reason[skipped.reason] = by_reason.get(skipped.reason, 0) + 1
+        ordered = sorted(self.skipped, key=lambda s: (by_reason[s.reason], s.reason, s.path))
+        return {"by_reason": dict(sorted(by_reason.items())),
+                "examples": [{"path": s.path, "reason": s.reason} for s in ordered[:examples]]}
 
 
 def scan_files(
@@ -80,33 +91,17 @@ def scan_files(
     elif str(rules.root) != root_real:
         raise ValueError(f"ignore rules for {rules.root} cannot scan {root_real}")
     result = ScanResult()
-    pending: list[tuple[str, str]] = [("", root_real)]
-    while pending:
-        rel_dir, abs_dir = pending.pop()
-        try:
-            with os.scandir(abs_dir) as listing:
-                entries = list(listing)
-        except FileNotFoundError:
-            result.skipped.append(SkippedFile(_displayable(rel_dir), SkipReason.MISSING.value))
+    for listing in walk_tree(rules):
+        if listing.error is not None:
+            result.skipped.append(SkippedFile(_displayable(listing.rel), SkipReason(listing.error).value))
             continue
-        except OSError:
-            result.skipped.append(SkippedFile(_displayable(rel_dir), SkipReason.UNREADABLE.value))
-            continue
-        for entry in entries:
-            rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
-            try:
-                is_link = entry.is_symlink()
-                is_dir = entry.is_dir()  # follows symlinks; False for a broken one
-            except OSError:
-                is_link, is_dir = False, False  # let the stat below report it
-            if rules.excludes_entry(rel_dir, entry.name, is_dir):
-                continue
-            outcome = _classify(rel, entry.path, is_link, is_dir, root_real, max_file_bytes)
-            if outcome is None:
-                pending.append((rel, entry.path))
-            elif isinstance(outcome, ScannedFile):
+        for entry in listing.entries:
+            if entry.entered:
+                continue  # walk_tree lists it next
+            outcome = _classify(entry.rel, entry.path, entry.is_link, entry.is_dir, root_real, max_file_bytes)
+            if isinstance(outcome, ScannedFile):
                 result.files.append(outcome)
-            else:
+            elif outcome is not None:
                 result.skipped.append(outcome)
     result.files.sort(key=lambda scanned: scanned.path)
     result.skipped.sort(key=lambda skipped: skipped.path)
@@ -144,7 +139,7 @@ def _classify(
     rel: str, abs_path: str, is_link: bool, is_dir: bool, root_real: str, max_file_bytes: int
 ) -> ScannedFile | SkippedFile | None:
     """The verdict on one entry that no ignore rule excludes; None: a directory to descend."""
-    if not _is_utf8(rel):
+    if not is_utf8(rel):
         return SkippedFile(_displayable(rel), SkipReason.UNDECODABLE_NAME.value)
     if is_link:
         if not is_within(os.path.realpath(abs_path), root_real):
@@ -172,15 +167,6 @@ def _classify(
 def _looks_binary(abs_path: str) -> bool:
     with open(abs_path, "rb") as handle:
         return b"\0" in handle.read(BINARY_SNIFF_BYTES)
-
-
-def _is_utf8(name: str) -> bool:
-    # os.scandir decodes undecodable bytes as lone surrogates (surrogateescape)
-    try:
-        name.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 def _displayable(rel: str) -> str:

@@ -13,6 +13,7 @@ import numpy as np
 import qdrant_edge as qe
 
 from ..errors import BackendUnavailable, IndexConfigMismatch, IndexLocked
+from .disk_space import ensure_free_space
 from .protocol import DENSE, KEYWORD_FIELDS, SPARSE, HybridQuery, StoreFilter, StoreHit, StorePoint
 
 
@@ -58,6 +59,7 @@ class EdgeStore:
         if self._shard is not None:
             return self._shard
         exists = (self.path / "wal").exists() or (self.path / "segments").exists()
+        ensure_free_space(self.path, opening=True)  # a load may allocate ~70 MB
         try:
             if exists:
                 self._shard = qe.EdgeShard.load(str(self.path))

@@ -14,6 +14,7 @@ from qdrant_client import models as m
 from qdrant_client.http.exceptions import ResponseHandlingException, UnexpectedResponse
 
 from ..errors import BackendUnavailable, IndexConfigMismatch
+from ..redaction import public_url, redact
 from .protocol import DENSE, KEYWORD_FIELDS, SPARSE, HybridQuery, StoreFilter, StoreHit, StorePoint
 
 
@@ -52,16 +53,16 @@ class QdrantServerStore:
             client = QdrantClient(location=":memory:") if url == "local::memory:" else QdrantClient(path=url[6:])
         else:
             client = QdrantClient(url=url, api_key=api_key, timeout=int(timeout))
-        return cls(client, name, where=url)
+        return cls(client, name, where=public_url(url))
 
     def _call(self, fn, *args, **kwargs):
         try:
             with self._lock:
                 return fn(*args, **kwargs)
         except (ResponseHandlingException, ConnectionError, OSError) as exc:
-            raise BackendUnavailable(f"Qdrant at {self.where} is unreachable: {exc}") from exc
+            raise BackendUnavailable(f"Qdrant at {self.where} is unreachable: {redact(str(exc))}") from exc
         except UnexpectedResponse as exc:
-            raise BackendUnavailable(f"Qdrant at {self.where} answered {exc.status_code}: {exc.content[:200]!r}") from exc
+            raise BackendUnavailable(f"Qdrant at {self.where} answered {exc.status_code}: {redact(repr(exc.content[:200]))}") from exc
 
     def ensure_collection(self, dimensions: int) -> None:
         if self._call(self.client.collection_exists, self.name):
