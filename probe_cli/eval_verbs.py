@@ -47,7 +47,7 @@ class _Progress:
             from .render import err_console
 
             self._bar = Progress(TextColumn("commits evaluated"), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("{task.fields[read]} read"), TimeElapsedColumn(), console=err_console,
+                                 TextColumn("{task.fields[read]} read"), TimeElapsedColumn(), console=err_console.get(),
                                  transient=True)
 
     def __enter__(self):

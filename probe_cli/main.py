@@ -132,13 +132,25 @@ def cmd_app(args) -> int:
     return run_app(_root(args))
 
 
+class _PrintVersion(argparse.Action):
+    """``--version``, looked up only when asked: reading the package metadata costs every other
+    call ~15 ms, a sixth of a warm search."""
+
+    def __init__(self, option_strings, dest, **kwargs):
+        super().__init__(option_strings, dest, nargs=0, default=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        from probe_core import package_version
+
+        print(f"probe {package_version()}")
+        parser.exit()
+
+
 def build_parser() -> argparse.ArgumentParser:
     from probe_core.limits import MAX_TOKENS, TOP_K
 
-    from probe_core import package_version
-
     p = argparse.ArgumentParser(prog="probe", description="Local hybrid code search for coding agents.")
-    p.add_argument("--version", action="version", version=f"probe {package_version()}")
+    p.add_argument("--version", action=_PrintVersion, help="print Probe's version and exit")
     p.add_argument("--root", help="workspace root (default: current directory)")
     sub = p.add_subparsers(dest="command")
 

@@ -11,28 +11,53 @@ from __future__ import annotations
 import sys
 import time
 
-from rich.console import Console
-from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-from rich.syntax import Syntax
-from rich.table import Table
 
-class _Console(Console):
-    def on_broken_pipe(self) -> None:
-        """rich would exit with status 1 here; ``main`` treats a reader that left as a normal end."""
-        raise BrokenPipeError
+def _make_console(stderr: bool):
+    from rich.console import Console
 
+    class _Console(Console):
+        def on_broken_pipe(self) -> None:
+            """rich would exit with status 1 here; ``main`` treats a reader that left as a normal end."""
+            raise BrokenPipeError
 
-console = _Console(stderr=False, highlight=False)
-err_console = _Console(stderr=True, highlight=False)
-for _c in (console, err_console):
+    console = _Console(stderr=stderr, highlight=False)
     # piped: never break a line (readers grep it); on a terminal, prose wraps at words within the width
-    _c.soft_wrap = not _c.is_terminal
+    console.soft_wrap = not console.is_terminal
+    return console
+
+
+class _LazyConsole:
+    """A rich ``Console`` made on first use. Piped search and status output is plain ``print`` and
+    never imports rich: it is most of what a warm CLI call through the owner would otherwise cost."""
+
+    def __init__(self, stderr: bool):
+        self._stderr = stderr
+        self._console = None
+
+    def get(self):
+        """The rich ``Console`` itself (for rich objects that take one, such as ``Progress``)."""
+        if self._console is None:
+            self._console = _make_console(self._stderr)
+        return self._console
+
+    def __getattr__(self, name: str):
+        return getattr(self.get(), name)
+
+
+console = _LazyConsole(stderr=False)
+err_console = _LazyConsole(stderr=True)
+
+
+def escape(text: str) -> str:
+    """``text`` safe inside rich markup (square brackets in paths and messages are not tags)."""
+    from rich.markup import escape as rich_escape
+
+    return rich_escape(text)
 
 
 def piped() -> bool:
     """True when stdout is not a terminal: print plain, unwrapped text."""
-    return not console.is_terminal
+    return not sys.stdout.isatty()
 
 
 def print_pairs(rows: list[tuple[str, str]]) -> None:
@@ -42,6 +67,8 @@ def print_pairs(rows: list[tuple[str, str]]) -> None:
         for key, value in rows:
             print(f"{key.ljust(width)}  {value}".rstrip())
         return
+    from rich.table import Table
+
     t = Table(show_header=False, box=None)
     for key, value in rows:
         t.add_row(key, escape(value))
@@ -52,6 +79,8 @@ def print_table(header: list[str], rows: list[list[str]]) -> None:
     """Columns with a header: a rich table on a terminal, space-aligned plain text when piped (the
     last column is never padded, so long paths stay whole)."""
     if not piped():
+        from rich.table import Table
+
         table = Table(*header, box=None)
         for row in rows:
             table.add_row(*(escape(c) for c in row))
@@ -74,11 +103,13 @@ class IndexProgressView:
     the columns fit an 80-column terminal."""
 
     def __init__(self, enabled: bool = True):
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
         self.enabled = progress_wanted(enabled)
         self._progress = Progress(TextColumn("{task.description:<14}"), BarColumn(bar_width=None),
                                   MofNCompleteColumn(), TextColumn("{task.fields[rate]:>7}"),
                                   TimeRemainingColumn(compact=True, elapsed_when_finished=True),
-                                  console=err_console, transient=False, expand=False)
+                                  console=err_console.get(), transient=False, expand=False)
         self._tasks: dict[str, int] = {}
         self._rates: dict[str, tuple[float, int]] = {}  # task → (time, count) when it started moving
         self._final: dict[str, str] = {}  # task → its rate when it completed (frozen from then on)
@@ -145,29 +176,54 @@ def print_failures(errors: list, *, limit: int = 5) -> None:
 
 
 def print_search(resp) -> None:
+    if piped():
+        _print_search_plain(resp)
+        return
+    from rich.syntax import Syntax
+
     if resp.message:
         console.print(f"[yellow]{resp.status}: {escape(resp.message)}[/]")
     if not resp.results:
         console.print("no results")
-    plain = piped()
     for i, r in enumerate(resp.results, 1):
-        sig = r.signals
         stale = " [red]STALE[/]" if r.stale else ""
         sym = f" [cyan]{escape(r.symbol)}[/]" if r.symbol else ""
-        console.print(f"[bold]{i:>2}. {escape(r.source)}[/]{sym}  score {r.score:.4f}  "
-                      f"dense#{sig.get('dense_rank') or '-'} bm25#{sig.get('bm25_rank') or '-'}{stale}")
-        if not r.snippet:
-            continue
-        if plain:  # the lines as they are on disk, numbered: nothing wrapped, nothing cut
-            last = r.start_line + r.snippet.count("\n")
-            width = len(str(last))
-            for n, line in enumerate(r.snippet.split("\n"), r.start_line):
-                print(f"  {n:>{width}}  {line}".rstrip())
-        else:  # long lines wrap under the gutter instead of being cropped at the terminal's edge
+        console.print(f"[bold]{escape(_result_line(i, r, ''))}[/]{sym}{escape(_result_tail(r))}{stale}")
+        if r.snippet:  # long lines wrap under the gutter instead of being cropped at the terminal's edge
             console.print(Syntax(r.snippet, r.language or "text", line_numbers=True, start_line=r.start_line,
                                  word_wrap=True, theme="ansi_dark"))
-    console.print(f"[dim]{len(resp.results)} results in {resp.took_ms:.0f} ms "
-                  f"(generation {resp.generation}, dense coverage {resp.dense_coverage:.0%})[/]")
+    console.print(f"[dim]{escape(_search_footer(resp))}[/]")
+
+
+def _print_search_plain(resp) -> None:
+    """Piped: the lines as they are on disk, numbered; nothing wrapped, nothing cut, no colour."""
+    if resp.message:
+        print(f"{resp.status}: {resp.message}")
+    if not resp.results:
+        print("no results")
+    for i, r in enumerate(resp.results, 1):
+        sym = f" {r.symbol}" if r.symbol else ""
+        print(f"{_result_line(i, r, sym)}{_result_tail(r)}{' STALE' if r.stale else ''}")
+        if not r.snippet:
+            continue
+        width = len(str(r.start_line + r.snippet.count("\n")))
+        for n, line in enumerate(r.snippet.split("\n"), r.start_line):
+            print(f"  {n:>{width}}  {line}".rstrip())
+    print(_search_footer(resp))
+
+
+def _result_line(i: int, r, symbol: str) -> str:
+    return f"{i:>2}. {r.source}{symbol}"
+
+
+def _result_tail(r) -> str:
+    sig = r.signals
+    return f"  score {r.score:.4f}  dense#{sig.get('dense_rank') or '-'} bm25#{sig.get('bm25_rank') or '-'}"
+
+
+def _search_footer(resp) -> str:
+    return (f"{len(resp.results)} results in {resp.took_ms:.0f} ms "
+            f"(generation {resp.generation}, dense coverage {resp.dense_coverage:.0%})")
 
 
 STATUS_KEYS = ("root", "preset", "store", "embedding_model_id", "embedding_dimensions", "index_generation",
@@ -194,13 +250,18 @@ def print_status(st: dict) -> None:
         rows.append((f"library {lib['name']}", f"{lib.get('files') if lib.get('files') is not None else '-'} files"
                                                f"{failed}, {lib.get('chunks') or 0} chunks"))
     print_pairs(rows)
+    notes = []  # (plain text, rich style)
     if st.get("last_error"):
-        console.print(f"[red]last error:[/] {escape(st['last_error'])}")
+        notes.append((f"last error: {st['last_error']}", "red"))
     for e in st.get("last_errors", [])[:5]:
-        console.print(f"[yellow]{escape(e['path'])}: {escape(e['error'])}[/]")
+        notes.append((f"{e['path']}: {e['error']}", "yellow"))
     skipped = st.get("skipped") or {}
     if skipped.get("by_reason"):
         counts = ", ".join(f"{n} {reason}" for reason, n in skipped["by_reason"].items())
         shown = "; ".join(f"{e['path']} ({e['reason']})" for e in skipped.get("examples", [])[:5])
-        console.print(f"skipped: {counts}", markup=False)
-        console.print(f"  e.g. {shown}", markup=False)
+        notes += [(f"skipped: {counts}", ""), (f"  e.g. {shown}", "")]
+    for text, style in notes:
+        if piped():
+            print(text)
+        else:
+            console.print(text, style=style or None, markup=False)

@@ -139,17 +139,18 @@ LEAN_CHECK = """
 import json, sys
 from probe_cli.main import main
 rc = main(sys.argv[1:])
-heavy = [m for m in ("onnxruntime", "qdrant_edge", "tree_sitter", "watchfiles", "probe_core.workspace")
+heavy = [m for m in ("onnxruntime", "qdrant_edge", "tree_sitter", "watchfiles", "probe_core.workspace", "rich")
          if m in sys.modules]
 print(json.dumps({"rc": rc, "heavy": heavy}), file=sys.stderr)
 """
 
 
-def lean_cli(root: Path, *args: str) -> tuple[dict, dict]:
-    """Run a CLI verb; return its JSON answer and which heavy modules the process loaded."""
-    out = subprocess.run([sys.executable, "-c", LEAN_CHECK, *args, "--root", str(root), "--json"],
-                         capture_output=True, text=True, timeout=120)
-    return json.loads(out.stdout), json.loads(out.stderr.strip().splitlines()[-1])
+def lean_cli(root: Path, *args: str, as_json: bool = True) -> tuple[dict | str, dict]:
+    """Run a CLI verb (stdout piped); return its answer (JSON, or the plain text) and which heavy
+    modules the process loaded."""
+    out = subprocess.run([sys.executable, "-c", LEAN_CHECK, *args, "--root", str(root),
+                          *(["--json"] if as_json else [])], capture_output=True, text=True, timeout=120)
+    return json.loads(out.stdout) if as_json else out.stdout, json.loads(out.stderr.strip().splitlines()[-1])
 
 
 def test_cli_verbs_go_through_a_running_owner(repo):
@@ -180,6 +181,12 @@ def test_cli_verbs_go_through_a_running_owner(repo):
         assert answer == cold_answer, args
     st, process = lean_cli(repo, "status")
     assert process["heavy"] == [] and st["role"] == "attached" and st["owner_pid"] == daemon["pid"]
+    # the human answers, piped (an agent's shell), are plain text: no rich, no model, no store either
+    text, process = lean_cli(repo, "search", "hash a password with a salt", "--top-k", "5", as_json=False)
+    first = cold["search"]["results"][0]
+    assert process == {"rc": 0, "heavy": []} and f" 1. {first['path']}#L{first['start_line']}-L" in text
+    text, process = lean_cli(repo, "status", as_json=False)
+    assert process == {"rc": 0, "heavy": []} and f"owner                  daemon pid {daemon['pid']}" in text
 
     assert probe(repo, "stop").returncode == 0
     answer, process = lean_cli(repo, "search", "hash a password with a salt", "--top-k", "5")

@@ -111,3 +111,11 @@ def test_index_when_the_owner_left_before_attach(repo, capsys):
     finally:
         ws.close()
     assert not (repo / ".probe" / "engine.json").exists()  # the indexer's notice is gone with it
+
+
+def test_version_is_the_installed_package_version():
+    """`probe --version` prints the distribution's version on stdout (looked up only when asked)."""
+    from importlib.metadata import version
+
+    out = probe("--version")
+    assert out.returncode == 0 and out.stdout == f"probe {version('probe')}\n" and out.stderr == ""
