@@ -73,7 +73,8 @@ def cmd_search(args) -> int:
         from probe_core.engine import open_engine
         from probe_core.libraries import LibraryPool, search_sources
 
-        # the project, and with --include-libraries the reference libraries too, fused by rank
+        # the project, and with --include-libraries the reference libraries too, merged by their
+        # similarity to the query (probe_core/libraries/fusion.py)
         with open_engine(_root(args), background=False) as engine, LibraryPool(background=False) as libraries:
             data = search_sources(engine, libraries, args.query, include_libraries=args.include_libraries, **query)
             cold = engine.role == "direct"
