@@ -349,6 +349,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
         if paths is None:
             report.branches = book.prune_deleted()
             man.set_meta("skipped_files", json.dumps(scan.skip_summary()))  # for `probe status`
+            _repair_graph(ws)
         ws.touch()
         counts = man.counts()
         state.chunks_indexed = counts["chunks"]
@@ -376,6 +377,20 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
     progress(state)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _repair_graph(ws: Workspace) -> None:
+    """Graph every indexed file the symbol graph lacks or has at another version (a graph emptied by
+    an upgrade's new ``GRAPH_VERSION``, an older index, a failed update). Search reads the graph too
+    (graph evidence), so this cannot wait for the first code-intelligence call; it costs a comparison
+    of hashes when the graph is current. Never raises: the graph is an addition to the index."""
+    try:
+        fixed = intel_graph.ensure_graph(ws)
+    except Exception:  # noqa: BLE001 - code intelligence re-tries lazily (ensure_graph) at its next call
+        log.warning("repairing the symbol graph failed", exc_info=True)
+        return
+    if fixed["updated"] or fixed["removed"]:
+        log.info("symbol graph caught up: %d files graphed, %d removed", fixed["updated"], fixed["removed"])
 
 
 def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: IndexProgress | None = None,

@@ -41,6 +41,18 @@ def test_rebuild_and_lazy_catch_up(project):
     assert counts["files"] >= 3 and counts["symbols"] > 5
 
 
+def test_a_full_index_run_repairs_an_emptied_graph(project):
+    """After an upgrade empties the graph (a new GRAPH_VERSION), the next `probe index` rebuilds it,
+    not the first code-intelligence call: search's graph evidence reads it before any such call."""
+    ws = project("pyproj")
+    store = graph_store(ws)
+    before = store.counts()
+    store.remove_files([p for p, _, _ in store.files()])
+    assert store.counts()["symbols"] == 0
+    report = index_workspace(ws, dense=False)  # nothing changed on disk
+    assert report.files_indexed == 0 and store.counts() == before
+
+
 def test_map_code_levels_and_budget(project):
     ws = project("pyproj")
     files = map_code(ws, ".", depth=1, detail="files")
