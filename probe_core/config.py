@@ -108,9 +108,13 @@ class WorkspaceConfig:
                 setattr(self, attr, env[var])
         if env.get("PROBE_MAX_FILE_BYTES"):
             try:
-                self.max_file_bytes = int(env["PROBE_MAX_FILE_BYTES"])
+                value = int(env["PROBE_MAX_FILE_BYTES"])
             except ValueError:
-                raise ConfigError("PROBE_MAX_FILE_BYTES must be an integer number of bytes") from None
+                value = 0
+            if value <= 0:  # 0 or less would skip every file, and the next index run would drop them all
+                raise ConfigError("PROBE_MAX_FILE_BYTES must be a positive integer number of bytes "
+                                  f"(got {_short(env['PROBE_MAX_FILE_BYTES'])})")
+            self.max_file_bytes = value
         self.preset_spec  # validate
         return self
 

@@ -127,21 +127,33 @@ def _flag_lost_points(ws: Workspace, out: dict) -> None:
 
 
 def _explain_empty(ws: Workspace, out: dict, filters: dict) -> None:
-    """No results under filters: say which filter matched no indexed file, if one did (a filter
-    that excludes everything is easy to write and otherwise looks like "nothing relevant")."""
+    """No results under filters: say which filter matched no indexed file, or that no file passes
+    them all together (a filter that excludes everything is easy to write and otherwise looks like
+    "nothing relevant")."""
     from ..retrieval.search import SearchFilters, file_filter
 
     flt = SearchFilters.from_dict({k: v for k, v in filters.items() if k in SearchFilters.__slots__})
+    facets = ws.manifest.file_facets()
+    passing = set(facets)
     notes = []
-    if flt.languages:
-        indexed = ws.manifest.languages()
-        if not set(flt.languages) & indexed:
-            notes.append(f"no indexed file is in {', '.join(flt.languages)} "
-                         f"(indexed languages: {', '.join(sorted(indexed)) or 'none'})")
-    if (flt.include_globs or flt.exclude_globs) and not file_filter(ws, flt):
-        globs = [*(flt.include_globs or []), *(f"!{g}" for g in flt.exclude_globs or [])]
-        notes.append(f"no indexed file matches the globs {globs} (paths are relative to the root, "
-                     "gitignore syntax: 'src/**', '*.py')")
+    for name, wanted, index in (("languages", flt.languages, 0), ("kinds", flt.chunk_kinds, 1)):
+        if not wanted:
+            continue
+        matching = {p for p, f in facets.items() if f[index] in wanted}
+        if not matching:
+            indexed = sorted({f[index] for f in facets.values() if f[index]})
+            notes.append(f"no indexed file is {'in' if index == 0 else 'of kind'} {', '.join(wanted)} "
+                         f"(indexed {name}: {', '.join(indexed) or 'none'})")
+        passing &= matching
+    globbed = file_filter(ws, flt)
+    if globbed is not None:
+        if not globbed:
+            globs = [*(flt.include_globs or []), *(f"!{g}" for g in flt.exclude_globs or [])]
+            notes.append(f"no indexed file matches the globs {globs} (paths are relative to the root, "
+                         "gitignore syntax: 'src/**', '*.py')")
+        passing &= set(globbed)
+    if not notes and not passing:
+        notes.append("each filter matches indexed files, but no file passes all of them together")
     if notes:
         note = "; ".join(notes)
         out["message"] = f"{out['message']}; {note}" if out.get("message") else note

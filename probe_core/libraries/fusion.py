@@ -115,6 +115,9 @@ def comparable(answers: list[dict]) -> str | None:
         return "the sources are embedded by different models"
     if any(a.get("dense_coverage", 0) == 0 and a.get("results") for a in answers):
         return "a source has no semantic vectors yet"
+    if any(a.get("results") and all((r.get("signals") or {}).get("dense_score") is None for r in a["results"])
+           for a in answers):  # e.g. its embedder failed and it answered lexically
+        return "a source answered without semantic similarities"
     return None
 
 

@@ -166,10 +166,10 @@ class Manifest:
             rows = self._db.execute("SELECT path, mtime_ns, size, file_hash, last_error FROM files").fetchall()
         return {r[0]: FileRow(*r) for r in rows}
 
-    def languages(self) -> set[str]:
-        """The languages of the indexed files (what a language filter can match)."""
+    def file_facets(self) -> dict[str, tuple[str | None, str | None]]:
+        """Each indexed file's ``(language, chunk_kind)``: what the search filters select on."""
         with self._lock:
-            return {r[0] for r in self._db.execute("SELECT DISTINCT language FROM files WHERE language IS NOT NULL")}
+            return {r[0]: (r[1], r[2]) for r in self._db.execute("SELECT path, language, chunk_kind FROM files")}
 
     def file_paths(self) -> list[str]:
         with self._lock:

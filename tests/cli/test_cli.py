@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -73,6 +74,18 @@ def test_a_config_file_of_the_wrong_shape_names_the_key(repo, content, needle):
         out = probe(verb, *(["x"] if verb == "search" else []), "--root", str(repo))
         assert out.returncode == 1 and "internal error" not in out.stderr, out.stderr
         assert out.stderr.startswith("probe: error: ") and needle in out.stderr and out.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize("value", ["-5", "0", "1MB"])
+def test_a_bad_max_file_bytes_in_the_environment_loses_nothing(repo, value):
+    """PROBE_MAX_FILE_BYTES=0 or less would skip every file, and the run would drop them all."""
+    assert probe("index", "--lexical-only", "--root", str(repo)).returncode == 0
+    before = json.loads(probe("status", "--json", "--root", str(repo)).stdout)["files_indexed"]
+    out = subprocess.run([*PROBE, "index", "--lexical-only", "--root", str(repo)], capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "PROBE_MAX_FILE_BYTES": value})
+    assert out.returncode == 1 and "PROBE_MAX_FILE_BYTES must be a positive integer" in out.stderr
+    status = json.loads(probe("status", "--json", "--root", str(repo)).stdout)
+    assert before > 0 and status["files_indexed"] == before
 
 
 def test_no_args_without_tty_prints_help():

@@ -119,3 +119,8 @@ def test_incomparable_sources_fall_back_to_rank_and_say_so():
     # a result with no similarity (lexical-only) keeps its place in its source
     mixed = evidence_fuse([[hit("p1", 0.5), hit("p2", None), hit("p3", 0.45)], [hit("d1", 0.48)]], top_k=4)
     assert [r["path"] for r in mixed] == ["p1", "p2", "d1", "p3"]
+    # a source that answered lexically (its embedder failed): no similarities at all, so by rank
+    lexical = Source("minilm", [hit("p1", None), hit("p2", None)])
+    fused = search_sources(lexical, Pool({"docs": Source("minilm", [hit("d1", 0.6)])}), "q", include_libraries=True)
+    assert [r["path"] for r in fused["results"]] == ["p1", "d1", "p2"]
+    assert "a source answered without semantic similarities" in fused["message"]

@@ -59,5 +59,8 @@ def test_search_filters_by_alias_and_brace_glob(repo):
         assert out["results"] == []
         assert "no indexed file is in swift (indexed languages: " in out["message"]
         assert "no indexed file matches the globs ['nope/**']" in out["message"]
+        out = search_answer(ws, "router handler", filters={"chunk_kinds": ["config"], "include_globs": ["*.go"]})
+        assert out["results"] == [] and out["message"].endswith(
+            "each filter matches indexed files, but no file passes all of them together")
     finally:
         ws.close()
