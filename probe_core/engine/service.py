@@ -193,6 +193,8 @@ class OwnerEngine:
     def _fail(self, exc: BaseException, *, internal: bool = False) -> None:
         msg = redact(f"internal error: {type(exc).__name__}: {exc}" if internal else str(exc))
         with self._state:
+            if self._last_error is None:  # a daemon's idle clock runs from the first failure, not from
+                self._last_activity = time.monotonic()  # the last finished step (maybe long ago)
             self._last_error = msg
             self._last_exc = exc
             if isinstance(exc, (BackendUnavailable, IndexConfigMismatch)) or self._needs_open:
@@ -296,7 +298,9 @@ class OwnerEngine:
             self._last_report["errors"] = [{"path": p, "error": e} for p, e in report.errors[:10]]
             self._dense_pending = True
             self._progress.phase = "dense"
-            self._last_activity = time.monotonic()
+            # the watcher's periodic no-op rescan is not work: it would keep an idle daemon alive forever
+            if reasons - {"periodic"} or report.files_indexed or report.files_deleted or report.files_retagged:
+                self._last_activity = time.monotonic()
         self._healthy()
         self._first_scan_done.set()
         _note_seen(ws, min_interval_s=300.0)
@@ -328,7 +332,8 @@ class OwnerEngine:
             p = self._progress
             p.phase, p.chunks_total, p.chunks_embedded = "dense", counts["chunks"], counts["chunks_dense"]
             p.chunks_indexed = counts["chunks"]
-        if fill_dense(ws, state=p, batch=self.settings.dense_batch, should_stop=self._should_yield):
+        if fill_dense(ws, state=p, batch=self.settings.dense_batch, should_stop=self._should_yield,
+                      progress=self._progressed):
             self._healthy()
         if self._stop.is_set():
             return
@@ -343,11 +348,19 @@ class OwnerEngine:
                 with self._state:
                     self._dense_pending = False
                     self._progress.chunks_embedded = remaining["chunks_dense"]
-                    self._last_activity = time.monotonic()
 
     def _should_yield(self) -> bool:
         self._heartbeat()  # a long dense fill must not look like an abandoned workspace
         return self._stop.is_set() or self._searches > 0 or self._scan_requested()
+
+    def _progressed(self, _p: IndexProgress | None = None) -> None:
+        """A dense batch was embedded and stored: the backends work again, so an
+        error from an earlier attempt no longer describes this engine (``index_status``, searches'
+        "paused" note, ``probe index --wait``'s stuck check), and the daemon is busy, not idle."""
+        with self._state:
+            self._last_activity = time.monotonic()
+            if self._last_error is not None and not self._needs_open:
+                self._backend_ok, self._last_error, self._last_exc = True, None, None
 
     def _on_progress(self, p: IndexProgress) -> None:
         with self._state:
