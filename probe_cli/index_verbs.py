@@ -102,7 +102,7 @@ def _index_here(args, ws) -> int:
         if args.json:
             print(json.dumps(report.to_dict(), indent=2))
         elif not args.quiet:
-            print_index_report(report, ws)
+            print_index_report(report)
     finally:
         clear_indexer_info(ws.probe_dir)  # while the lock is still held
     return 0
@@ -122,24 +122,39 @@ def _index_via_owner(args, ws) -> int | None:
     # defaults (dense, no registry record, reported as if an owner had done it)
     engine = AttachedEngine(ws.root, rpc_timeout_s=RESCAN_TIMEOUT_S)
     try:
+        before = engine.index_status()
         with IndexProgressView(enabled=not args.json and not args.quiet) as view:
             out = _rescan_following(engine, view)
             status = engine.index_status() if args.lexical_only else _follow(engine, view)
     except OwnerUnavailable:
         return None
-    owner = status.get("owner_pid")
     note_seen(ws)  # the workspace registry (`probe prune`), as the direct path does
+    report = _owner_report(out, before, status)
     if args.json:
-        print(json.dumps({**out, "owner_pid": owner, "owner_kind": status.get("owner_kind"),
-                          "chunks_embedded": status.get("chunks_embedded"),
-                          "dense_coverage": status.get("dense_coverage")}, indent=2))
+        print(json.dumps(report, indent=2))
     elif not args.quiet:
-        dense = ("dense vectors follow in that process" if args.lexical_only
-                 else f"dense vectors {status.get('chunks_embedded')}/{status.get('chunks_indexed')}")
-        print(f"the running {_owner_name(status)} (pid {owner}) owns this index and rescanned it: "
-              f"{out['files_indexed']} files indexed ({out['chunks_indexed']} chunks), {out['files_unchanged']} "
-              f"unchanged, {out['files_deleted']} deleted; generation {out['generation']}; {dense}.")
+        _print_owner_report(report, status)
+        if args.lexical_only:
+            print("dense vectors follow in that process")
     return 0
+
+
+def _owner_report(out: dict, before: dict, status: dict, **extra) -> dict:
+    """The owner's index report in the shape `probe index` prints when it indexes by itself, its
+    ``chunks_embedded`` counting what was embedded while this command waited, plus who did it."""
+    embedded = max(0, (status.get("chunks_embedded") or 0) - (before.get("chunks_embedded") or 0))
+    return {**out, "chunks_embedded": embedded, "owner_pid": status.get("owner_pid"),
+            "owner_kind": status.get("owner_kind"), "dense_coverage": status.get("dense_coverage"), **extra}
+
+
+def _print_owner_report(report: dict, status: dict) -> None:
+    from types import SimpleNamespace
+
+    from .render import print_index_report
+
+    print_index_report(SimpleNamespace(**{**report, "errors": [tuple(e) for e in report.get("errors") or []]}))
+    print(f"(indexed by the running {_owner_name(status)}, pid {report['owner_pid']}; dense vectors "
+          f"{status.get('chunks_embedded')}/{status.get('chunks_indexed')})")
 
 
 def _owner_name(status: dict) -> str:
@@ -239,6 +254,7 @@ def _index_background(args) -> int:
         owner = wait_until_serving(root, spawn_daemon(root), timeout=settings.attach_timeout_s)
     engine = AttachedEngine(root, rpc_timeout_s=RESCAN_TIMEOUT_S)
     try:
+        before = engine.index_status()
         with IndexProgressView(enabled=not args.json and not args.quiet) as view:
             out = _rescan_following(engine, view)
             status = engine.index_status()
@@ -248,13 +264,14 @@ def _index_background(args) -> int:
                                  f"see {root / '.probe' / 'logs'}") from None
     # the registry record (`probe prune`) is the owner's: it records its workspace when it opens it
     if args.json:
-        print(json.dumps({**out, "owner_pid": status.get("owner_pid"), "owner_kind": status.get("owner_kind"),
-                          "chunks_embedded": status.get("chunks_embedded"),
-                          "dense_coverage": status.get("dense_coverage"), "background": True}, indent=2))
+        print(json.dumps(_owner_report(out, before, status, background=True), indent=2))
     elif not args.quiet:
+        from .render import print_failures
+
         left = (status.get("chunks_indexed") or 0) - (status.get("chunks_embedded") or 0)
         print(f"indexed {out['files_indexed']} files ({out['chunks_indexed']} chunks), {out['files_unchanged']} "
               f"unchanged, {out['files_deleted']} deleted: search works now (lexical).")
+        print_failures([tuple(e) for e in out.get("errors") or []])
         if left > 0:
             print(f"dense vectors: {status.get('chunks_embedded')}/{status.get('chunks_indexed')} chunks, filling in "
                   f"in the background ({_owner_name(status)}, pid {owner.get('pid')}); `probe index --wait` waits, "

@@ -148,7 +148,7 @@ class IndexProgressView:
             pr.update(self._tasks[name], completed=done, total=total or None, rate=self._rate(name, done, total))
 
 
-def print_index_report(report, ws) -> None:
+def print_index_report(report) -> None:
     console.print(
         f"[bold green]indexed[/] {report.files_indexed} files ({report.chunks_indexed} chunks), "
         f"{report.files_unchanged} unchanged, {report.files_deleted} deleted, {report.files_skipped} skipped, "

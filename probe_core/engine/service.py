@@ -288,9 +288,7 @@ class OwnerEngine:
             with self._state:
                 self._scanning = False
         for done, box in waiters:
-            box["report"] = {"files_indexed": report.files_indexed, "chunks_indexed": report.chunks_indexed,
-                             "files_unchanged": report.files_unchanged, "files_deleted": report.files_deleted,
-                             "generation": report.generation}
+            box["report"] = report.to_dict()  # the same report `probe index` prints when it indexes itself
             done.set()
         with self._state:
             self._scans_completed += 1

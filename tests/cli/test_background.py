@@ -15,6 +15,7 @@ import pytest
 from probe_core import Workspace
 from probe_core.engine.daemon import owner_ping
 from probe_core.engine.lock import EngineLock
+from probe_core.indexing.indexer import IndexReport
 
 from ..indexing.test_crash_recovery import _count, make_repo
 from ..indexing.test_indexer import assert_exact
@@ -80,6 +81,9 @@ def test_background_answers_at_once_then_wait_completes_and_stop_ends_it(tmp_pat
     assert out.returncode == 0, out.stderr
     done = json.loads(out.stdout)
     assert done["owner_pid"] == daemon and done["dense_coverage"] == 1.0 and done["files_unchanged"] == 121
+    # the same report as an index run in this process, counting what was embedded during the wait
+    assert set(IndexReport.__slots__) <= set(done) and done["errors"] == [] and done["files_failed"] == 0
+    assert 0 <= done["chunks_embedded"] <= st["chunks_indexed"] - st["chunks_embedded"]
     st = json.loads(probe(root, "status", "--json").stdout)
     assert st["indexing_in_progress"] is False and st["chunks_embedded"] == st["chunks_indexed"]
 
