@@ -17,25 +17,47 @@ DEFAULT_RPC_TIMEOUT_S = 120.0
 
 
 def _rpc_timeout() -> float:
-    # EngineSettings validates this variable; importing it here would cost the imports this path avoids
-    try:
-        return max(0.1, float(os.environ.get("PROBE_RPC_TIMEOUT_S") or DEFAULT_RPC_TIMEOUT_S))
-    except ValueError:
+    # checked as EngineSettings checks it (importing that would cost the imports this path avoids)
+    raw = os.environ.get("PROBE_RPC_TIMEOUT_S") or ""
+    if not raw:
         return DEFAULT_RPC_TIMEOUT_S
+    try:
+        value = float(raw)
+    except ValueError:
+        value = float("nan")
+    if not value >= 0.1:
+        from probe_core.errors import ConfigError
+
+        raise ConfigError(f"PROBE_RPC_TIMEOUT_S={raw!r} must be a number of seconds, at least 0.1")
+    return value
 
 
 def call_owner(root: Path | str, method: str, *args, **kwargs):
     """``method`` answered by the process that owns ``root``'s index, or None when no owner answers
-    (the caller then takes the full path). An owner's error answer raises its ``ProbeError``."""
-    if not (Path(root) / ".probe" / "engine.json").exists():  # no owner ever published itself here
+    (the caller then takes the full path). An owner's error answer raises its ``ProbeError``.
+    An owner started with other backend settings than this shell's answers with its own: said on
+    stderr, since nothing else would show it."""
+    probe_dir = Path(root) / ".probe"
+    if not (probe_dir / "engine.json").exists():  # no owner ever published itself here
         return None
     from probe_core.engine.client import AttachedEngine
+    from probe_core.engine.lock import read_owner_info
     from probe_core.engine.rpc import OwnerUnavailable
+    from probe_core.engine.settings_digest import differing
 
+    timeout = _rpc_timeout()
     try:
-        return getattr(AttachedEngine(root, rpc_timeout_s=_rpc_timeout()), method)(*args, **kwargs)
+        answer = getattr(AttachedEngine(root, rpc_timeout_s=timeout), method)(*args, **kwargs)
     except OwnerUnavailable:
         return None
+    info = read_owner_info(probe_dir)
+    if info.get("role") == "owner" and (names := differing(probe_dir, info.get("settings"))):
+        restart = ("`probe stop` restarts it with yours at the next call" if info.get("kind") == "daemon"
+                   else "restart your editor's Probe server to apply yours")
+        print(f"probe: note: the running Probe {info.get('kind') or 'owner'} (pid {info.get('pid')}) started with "
+              f"other settings than this shell's ({' or '.join(names)} differ) and answers with its own; {restart}",
+              file=sys.stderr)
+    return answer
 
 
 def start_after_cold_answer(root: Path | str) -> None:

@@ -105,12 +105,12 @@ def socket_path_for(probe_dir: Path) -> Path:
     return path
 
 
-def write_owner_info(probe_dir: Path, socket_path: Path, kind: str = "mcp") -> None:
+def write_owner_info(probe_dir: Path, socket_path: Path, kind: str = "mcp", settings: str | None = None) -> None:
     """Publish the owner's pid, socket and kind for attached processes (atomic replace). ``kind``:
     ``mcp`` (a ``probe mcp`` an editor runs) or ``daemon`` (the background owner the CLI starts,
-    which ``probe stop`` may end)."""
+    which ``probe stop`` may end); ``settings``: its ``settings_digest``."""
     _write_info(probe_dir, {"pid": os.getpid(), "role": "owner", "kind": kind, "socket": str(socket_path),
-                            "protocol": RPC_PROTOCOL, "started_at": time.time()})
+                            "protocol": RPC_PROTOCOL, "started_at": time.time(), "settings": settings})
 
 
 def write_indexer_info(probe_dir: Path) -> None:

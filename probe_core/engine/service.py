@@ -28,6 +28,7 @@ from ..private_dir import ensure_private_dir
 from ..records import IndexProgress
 from ..redaction import redact
 from .lock import socket_path_for, write_owner_info
+from .settings_digest import settings_digest
 from .settings import EngineSettings
 
 if TYPE_CHECKING:
@@ -103,7 +104,8 @@ class OwnerEngine:
             self.socket_path = socket_path_for(self.probe_dir)
             self._rpc = RpcServer(self.socket_path, self.dispatch)
             self._rpc.start()
-            write_owner_info(self.probe_dir, self.socket_path, kind=self.kind)
+            write_owner_info(self.probe_dir, self.socket_path, kind=self.kind,
+                             settings=settings_digest(self.probe_dir))
         self._worker = threading.Thread(target=self._work, name="probe-indexer", daemon=True)
         self._worker.start()
         return self

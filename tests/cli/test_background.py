@@ -193,6 +193,17 @@ def test_cli_verbs_go_through_a_running_owner(repo):
     text, process = lean_cli(repo, "status", as_json=False)
     assert process == {"rc": 0, "heavy": []} and f"owner                  daemon pid {daemon['pid']}" in text
 
+    # what this shell asks for reaches the owner, or the answer says it could not
+    note = probe(repo, "search", "hash a password", "--json", QDRANT_URL="http://127.0.0.1:9")
+    assert note.returncode == 0 and f"the running Probe daemon (pid {daemon['pid']}) started with other " \
+        "settings than this shell's (QDRANT_URL or config.json differ)" in note.stderr
+    assert "note:" not in probe(repo, "search", "hash a password", "--json").stderr
+    bad = probe(repo, "search", "hash a password", PROBE_RPC_TIMEOUT_S="abc")
+    assert bad.returncode == 1 and bad.stderr.count("\n") == 1 and "PROBE_RPC_TIMEOUT_S='abc'" in bad.stderr
+    lsp = json.loads(probe(repo, "callers", "hash_password", "--json", PROBE_LSP="1").stdout)
+    graph = json.loads(probe(repo, "callers", "hash_password", "--json").stdout)
+    assert lsp["source"] == "lsp" and graph["source"] == "treesitter"
+
     assert probe(repo, "stop").returncode == 0
     answer, process = lean_cli(repo, "search", "hash a password with a salt", "--top-k", "5")
     assert "probe_core.workspace" in process["heavy"]  # no owner any more: cold again, same answer
