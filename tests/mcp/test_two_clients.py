@@ -197,7 +197,7 @@ async def test_cli_index_asks_the_running_server_to_rescan(repo):
         assert hits["results"][0]["path"] == "src/ledger.py"
 
         human = await anyio.to_thread.run_sync(run, "index")
-        assert human.returncode == 0 and f"pid {owner_pid}" in human.stdout and "0 files indexed" in human.stdout
+        assert human.returncode == 0 and f"pid {owner_pid}" in human.stdout and "indexed 0 files" in human.stdout
 
         rebuilt = await anyio.to_thread.run_sync(run, "index", "--rebuild")
         assert rebuilt.returncode != 0 and "--rebuild needs the index to itself" in rebuilt.stderr
