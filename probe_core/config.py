@@ -14,10 +14,10 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from .errors import ConfigError
-from .private_dir import ensure_private_dir
+from .private_dir import PROBE_DIR_NAME, ensure_private_dir
 from .redaction import register_secret
 
-PROBE_DIR = ".probe"
+PROBE_DIR = PROBE_DIR_NAME  # the data dir inside a repository
 CONFIG_FILE = "config.json"
 
 

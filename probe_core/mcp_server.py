@@ -584,6 +584,20 @@ def run_stdio(root: Path | None = None) -> int:
         anyio.run(_serve_stdio, server)
     except KeyboardInterrupt:
         pass
+    except BaseExceptionGroup as group:
+        # the client closed its end with answers still on their way: it left, which is how a stdio
+        # server's life ends, not an internal error; anything else in the group still is one
+        rest = group.split(_CLIENT_GONE)[1]
+        if rest is not None:
+            raise rest
+        log.info("the client went away with calls in flight; shutting down")
+        try:  # the lifespan may not have got to it: flush the index, drop the owner lock, stop the
+            server.probe_engine_slot.close()  # native threads before the interpreter exits
+        except Exception:
+            log.exception("closing the engines failed")
     finally:
         guard.seal()
     return 0
+
+
+_CLIENT_GONE = (BrokenPipeError, ConnectionResetError, anyio.BrokenResourceError, anyio.ClosedResourceError)

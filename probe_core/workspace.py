@@ -15,6 +15,7 @@ from .config import PROBE_DIR, WorkspaceConfig, init_workspace, load_config
 from .embedding.protocol import Embedder
 from .errors import ConfigError, WorkspaceNotFound
 from .gitrefs import current_branch
+from .private_dir import refuse_links
 from .storage.edge import EdgeStore
 from .storage.manifest import Manifest
 from .storage.protocol import VectorStore
@@ -58,6 +59,7 @@ class Workspace:
         root = Path(root).expanduser()
         if not root.is_dir():
             raise ConfigError(f"{root} is not a directory")
+        refuse_links(probe_dir if probe_dir is not None else root / PROBE_DIR)  # before reading anything
         cfg = load_config(root, probe_dir)
         if cfg is None:
             if not create:

@@ -71,7 +71,9 @@ def spawn_daemon(root: Path | str) -> subprocess.Popen:
             os.replace(path, path.with_name(DAEMON_LOG + ".1"))
     except FileNotFoundError:
         pass
-    with open(path, "ab") as out:
+    # O_NOFOLLOW: a log planted as a link must not make the daemon append elsewhere
+    with os.fdopen(os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600),
+                   "ab") as out:
         # -P: the working directory (the user's repository, which may hold a `types.py`) must not
         # shadow the standard library on sys.path
         return subprocess.Popen([sys.executable, "-P", "-m", "probe_core.engine.daemon", str(root)],
