@@ -105,6 +105,21 @@ def _lock_holder(probe_dir: Path) -> int | None:
         return None
 
 
+def _exited(pid: int) -> bool:
+    """``pid`` is gone, or a zombie its parent has not reaped yet (it holds no lock any more)."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # another user's process took the pid over
+        return True
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2:].startswith("Z")
+
+
 def stop_daemon(root: Path | str, timeout: float = 30.0) -> int | None:
     """End the background owner of ``root``; returns its pid, or None when none runs.
 
@@ -129,7 +144,10 @@ def stop_daemon(root: Path | str, timeout: float = 30.0) -> int | None:
                                      "nothing was stopped") from None
         os.kill(pid, signal.SIGTERM)
     deadline = time.monotonic() + timeout
-    while not lock.is_free():
+    # Done when the lock is free or held by someone else: a `probe mcp` attached to the daemon takes
+    # it over the moment the daemon exits, so a free lock may never be seen. (A process that shows as
+    # exited may still hold it for a moment: its threads close its files last.)
+    while not (lock.is_free() or (isinstance(pid, int) and _exited(pid) and _lock_holder(probe_dir) != pid)):
         if time.monotonic() >= deadline:
             raise BackendUnavailable(f"the Probe daemon (pid {pid}) did not stop within {timeout:.0f} s; "
                                      f"`kill {pid}` ends it (the index survives any stop)")

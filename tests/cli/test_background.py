@@ -268,6 +268,38 @@ async def test_stop_leaves_an_editors_server_alone_and_a_server_outlives_the_dae
         assert len(refused.stderr.strip().splitlines()) == 1
 
 
+def test_stop_returns_when_another_process_takes_the_lock_over_at_once(repo):
+    """An attached `probe mcp` takes the lock the moment the daemon exits: `probe stop` waits for the
+    daemon's process, not for a free lock it may never see (CI once waited 30 s and failed)."""
+    import threading
+
+    out = probe(repo, "index", "--background", "--json")
+    assert out.returncode == 0, out.stderr
+    daemon = json.loads(out.stdout)["owner_pid"]
+    successor = EngineLock(repo / ".probe")
+    took_over, done = threading.Event(), threading.Event()
+
+    def take_over():
+        while not done.is_set():
+            if successor.try_acquire():
+                took_over.set()
+                return
+            time.sleep(0.001)
+
+    thief = threading.Thread(target=take_over)
+    thief.start()
+    try:
+        stopped = probe(repo, "stop", timeout=60)
+    finally:
+        done.set()
+        thief.join()
+    try:
+        assert took_over.is_set() and gone(daemon)
+        assert stopped.returncode == 0 and f"pid {daemon}" in stopped.stdout, stopped.stderr
+    finally:
+        successor.release()
+
+
 def test_rebuild_stops_the_background_owner_first(repo):
     out = probe(repo, "index", "--background", "--json")
     assert out.returncode == 0, out.stderr
