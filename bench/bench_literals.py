@@ -13,8 +13,8 @@ the search path: three ways, timed on the same corpora and the same needles.
 The needles are the dev set's quoted strings and identifiers (``query_intent.parse_query``). A
 second table times what search runs, ``exact_lists`` end to end (the scan, the names a message
 is defined under, the symbol-graph definitions, the line → chunk mapping) per dev query, and the
-memory the text cache holds; ``--replicate 8 --corpus chi --end-to-end-only`` measures it on eight
-copies of a corpus side by side.
+memory the text cache holds; ``--replicate 8 --corpus chi --end-to-end-only`` measures it on chi
+with every file eight times as long.
 """
 from __future__ import annotations
 
@@ -43,14 +43,17 @@ def timed(fn, repeat: int = 3) -> float:
     return best
 
 
-def replicated(src: Path, copies: int, dest: Path) -> Path:
-    """``copies`` copies of the corpus ``src`` side by side under ``dest`` (a larger repository with
-    the same needles), indexed lexically: the exact-match scan needs no dense vector."""
+def replicated(src: Path, times: int, dest: Path) -> Path:
+    """The corpus ``src`` with every indexed file's text repeated ``times`` times, indexed lexically
+    under ``dest`` (the exact-match scan needs no dense vector): the same files and needles, in a
+    repository ``times`` times longer, so a needle stays in as many files as before."""
     from probe_core import Workspace, index_workspace
 
-    ignore = shutil.ignore_patterns(".probe", ".git")
-    for k in range(copies):
-        shutil.copytree(src, dest / f"copy{k}", ignore=ignore)
+    shutil.copytree(src, dest, ignore=shutil.ignore_patterns(".probe", ".git"))
+    source = Workspace.open(src, create=False)
+    for path in source.manifest.indexed_files():
+        (dest / path).write_bytes((src / path).read_bytes() * times)
+    source.close()
     ws = Workspace.open(dest)
     index_workspace(ws, dense=False)
     ws.close()
@@ -169,8 +172,10 @@ def main() -> int:
     ap.add_argument("--queries", type=Path, default=ROOT.parent / "shared/eval/dev/queries.jsonl")
     ap.add_argument("--corpus", action="append", help="only these corpora (default: every one)")
     ap.add_argument("--replicate", type=int, default=1,
-                    help="measure N copies of each corpus side by side (indexed lexically in a temp dir)")
+                    help="measure each corpus with every file's text repeated N times (indexed lexically in a temp dir)")
     ap.add_argument("--end-to-end-only", action="store_true", help="skip the ripgrep / FTS5 comparison")
+    ap.add_argument("--query", action="append", default=[],
+                    help="also time this query on every corpus (e.g. '\"rctx\"' on chi: a literal on many lines)")
     ap.add_argument("--generated-functions", type=int, default=0,
                     help="also time the identifier foo_bar_baz over one generated module of N functions")
     args = ap.parse_args()
@@ -186,10 +191,10 @@ def main() -> int:
         print(f"{'corpus':<11} {'lines':>7} {'needles':>7} | {'memory load':>11} {'memory p50/max':>15} | "
               f"{'rg p50/max':>12} | {'fts5 build':>10} {'fts5 MB':>7} {'fts5 p50/max':>13}")
     for corpus in corpora:
-        texts = [q["query"] for q in searches if q["corpus"] == corpus]
+        texts = [q["query"] for q in searches if q["corpus"] == corpus] + args.query
         with tempfile.TemporaryDirectory(prefix="probe-bench-literals-") as tmp:
             root = (args.corpus_root / corpus if args.replicate == 1
-                    else replicated(args.corpus_root / corpus, args.replicate, Path(tmp)))
+                    else replicated(args.corpus_root / corpus, args.replicate, Path(tmp) / corpus))
             ws = Workspace.open(root, create=False)
             if not args.end_to_end_only:
                 needles = []
