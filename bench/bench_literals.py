@@ -87,7 +87,6 @@ def cache_memory(ws) -> tuple[float, float]:
     """(MB the text cache holds once every file has been scanned, MB of the source it holds)."""
     import tracemalloc
 
-    import probe_core.indexing.indexer  # noqa: F401 - imported by the first load: not the cache's memory
     from probe_core.retrieval.literals import FileTexts
 
     tracemalloc.start()
@@ -172,14 +171,16 @@ def main() -> int:
     ap.add_argument("--queries", type=Path, default=ROOT.parent / "shared/eval/dev/queries.jsonl")
     ap.add_argument("--corpus", action="append", help="only these corpora (default: every one)")
     ap.add_argument("--replicate", type=int, default=1,
-                    help="measure each corpus with every file's text repeated N times (indexed lexically in a temp dir)")
+                    help="each corpus with every file's text repeated N times (indexed lexically in a temp dir)")
     ap.add_argument("--end-to-end-only", action="store_true", help="skip the ripgrep / FTS5 comparison")
     ap.add_argument("--query", action="append", default=[],
-                    help="also time this query on every corpus (e.g. '\"rctx\"' on chi: a literal on many lines)")
+                    help="also time this query end to end (e.g. '\"rctx\"' on chi: a literal on many lines)")
     ap.add_argument("--generated-functions", type=int, default=0,
                     help="also time the identifier foo_bar_baz over one generated module of N functions")
     args = ap.parse_args()
 
+    # the text cache's first load imports the indexer (search has by then): not the cache's time or memory
+    import probe_core.indexing.indexer  # noqa: F401
     from probe_core import Workspace
     from probe_core.retrieval.query_intent import parse_query
 
@@ -191,7 +192,7 @@ def main() -> int:
         print(f"{'corpus':<11} {'lines':>7} {'needles':>7} | {'memory load':>11} {'memory p50/max':>15} | "
               f"{'rg p50/max':>12} | {'fts5 build':>10} {'fts5 MB':>7} {'fts5 p50/max':>13}")
     for corpus in corpora:
-        texts = [q["query"] for q in searches if q["corpus"] == corpus] + args.query
+        texts = [q["query"] for q in searches if q["corpus"] == corpus]
         with tempfile.TemporaryDirectory(prefix="probe-bench-literals-") as tmp:
             root = (args.corpus_root / corpus if args.replicate == 1
                     else replicated(args.corpus_root / corpus, args.replicate, Path(tmp) / corpus))
@@ -203,7 +204,7 @@ def main() -> int:
                     needles += [(lit, False) for lit in intent.literals] + [(n, True) for n in intent.identifiers]
                 compare_methods(ws, corpus, needles)
             held_mb, source_mb = cache_memory(ws)
-            times = end_to_end(ws, texts)
+            times = end_to_end(ws, texts + args.query)
             ws.close()
         slowest = max(times, default=(0.0, "-"))
         name = corpus + (f" x{args.replicate}" if args.replicate > 1 else "")
