@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from pathlib import Path
@@ -65,10 +66,14 @@ class _Progress:
             self._bar.update(self._task, completed=p.evaluated, total=p.cap, read=p.examined)
 
 
+_STOPPED_BY = {"history": "history", "max_commits": "--max-commits", "max_seconds": "--max-seconds"}
+
+
 def print_eval(report) -> None:
     """The systems' scores and what was skipped."""
-    print(f"{len(report.cases)} commits evaluated ({report.examined} read; stopped by "
-          f"{report.stopped_by.replace('_', ' ')}) in {report.seconds:.0f}s")
+    stopped = _STOPPED_BY.get(report.stopped_by, f"the read limit of {report.read_limit} commits")
+    print(f"{len(report.cases)} commits evaluated ({report.examined} read; stopped by {stopped}) "
+          f"in {report.seconds:.0f}s")
     print(f"{'system':<8} {'R@1':>6} {'R@10':>6} {'MRR@10':>7}")
     for system, m in report.summary().items():
         print(f"{system:<8} {m['R@1']:>6.3f} {m['R@10']:>6.3f} {m['MRR@10']:>7.3f}")
@@ -76,13 +81,37 @@ def print_eval(report) -> None:
         print("skipped: " + "; ".join(f"{n} {reason}" for reason, n in report.skipped.most_common()))
 
 
+def _count(text: str) -> int:
+    """An argparse ``type=``: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    """An argparse ``type=``: a positive, finite number of seconds (``nan`` and ``inf`` are not)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, not {text!r}") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, not {text!r}")
+    return value
+
+
 def register(sub) -> None:
     sp = sub.add_parser("eval", help="score retrieval on this repository's git history (Probe vs BM25)",
                         description="Each usable commit's message is a query and the functions it changed are the "
                                     "answer; reports R@1, R@10 and MRR@10 for Probe and a plain BM25 baseline.")
     sp.add_argument("--root", default=argparse.SUPPRESS, help="workspace root (default: current directory)")
-    sp.add_argument("--max-commits", type=int, default=100, help="evaluate at most this many commits (default 100)")
-    sp.add_argument("--max-seconds", type=float, default=600, help="stop after this many seconds (default 600)")
+    sp.add_argument("--max-commits", type=_count, default=100, metavar="N",
+                    help="evaluate at most this many commits (default 100)")
+    sp.add_argument("--max-seconds", type=_seconds, default=600, metavar="S",
+                    help="stop after this many seconds (default 600)")
     sp.add_argument("--top-k", type=int, default=10, help=argparse.SUPPRESS)
     sp.add_argument("--json", action="store_true", help="print the full report (every commit) as JSON")
     sp.set_defaults(func=cmd_eval)

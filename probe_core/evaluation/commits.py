@@ -17,6 +17,11 @@ from pathlib import Path
 from .errors import GitError
 
 GIT_TIMEOUT_S = 30
+# What a user's configuration could change in the output parsed here: the diff's path prefixes
+# (diff.noprefix, diff.mnemonicPrefix: also overridden by explicit prefixes), non-ASCII paths
+# C-quoted (core.quotePath), paths relative to a subfolder, signatures printed into log and show.
+_GIT_SETTINGS = ("-c", "core.quotePath=false", "-c", "diff.noprefix=false", "-c", "diff.mnemonicPrefix=false",
+                 "-c", "diff.relative=false", "-c", "log.showSignature=false")
 MIN_QUERY_WORDS = 4
 MAX_QUERY_CHARS = 300  # a search box, not an essay: the subject and the start of the body
 
@@ -55,9 +60,10 @@ class Commit:
 
 
 def git(root: Path, *args: str) -> str:
-    """Run ``git -C root args`` and return its stdout; a failure is a ``GitError``."""
+    """Run ``git -C root args`` (with ``_GIT_SETTINGS``) and return its stdout; a failure is a ``GitError``."""
     try:
-        out = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=GIT_TIMEOUT_S, check=False)
+        out = subprocess.run(["git", "-C", str(root), *_GIT_SETTINGS, *args], capture_output=True,
+                             timeout=GIT_TIMEOUT_S, check=False)
     except (OSError, subprocess.SubprocessError) as exc:
         raise GitError(f"cannot run git in {root}: {exc}") from exc
     if out.returncode != 0:
@@ -84,30 +90,60 @@ def iter_commits(root: Path, limit: int) -> Iterator[Commit]:
             yield Commit(sha=parts[0].strip(), subject=parts[1].strip(), body=parts[2].strip())
 
 
-_DIFF_FILE = re.compile(r"^\+\+\+ (?:b/(.*)|/dev/null)$")
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
+_C_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13, '"': 34, "\\": 92}
+
+
+def unquote_path(text: str) -> str:
+    """A path as git prints it: as is, or C-quoted (``"..."`` with ``\\t``, ``\\"``, ``\\\\`` and
+    ``\\ooo`` octal bytes) when it holds special characters."""
+    if len(text) < 2 or text[0] != '"' or text[-1] != '"':
+        return text
+    body, out, i = text[1:-1], bytearray(), 0
+    while i < len(body):
+        ch = body[i]
+        if ch != "\\" or i + 1 == len(body):
+            out += ch.encode("utf-8", "surrogateescape")
+            i += 1
+        elif body[i + 1] in _C_ESCAPES:
+            out.append(_C_ESCAPES[body[i + 1]])
+            i += 2
+        else:  # \ooo: one byte of the UTF-8 name
+            out.append(int(body[i + 1:i + 4], 8) & 0xFF)
+            i += 4
+    return out.decode("utf-8", "replace")
+
+
+def _new_path(header: str) -> str | None:
+    """The path of a ``+++ `` line (None for ``/dev/null``: a deleted file). Git ends the name with
+    a TAB when it holds a space, and C-quotes it when it holds special characters."""
+    name = unquote_path(header[4:].rstrip("\t"))
+    return name[2:] if name.startswith("b/") else None
 
 
 def read_hunks(root: Path, commit: Commit) -> None:
     """Fill ``commit.files`` with the new-side lines each changed file's hunks touch. A pure
-    deletion touches the line it happened after; deleted files are left out."""
-    diff = git(root, "show", "--format=", "--unified=0", "--no-color", "--find-renames", "--no-ext-diff", commit.sha)
+    deletion touches the line it happened after; deleted files are left out. A ``GitError`` when
+    git cannot show the commit."""
+    diff = git(root, "show", "--format=", "--unified=0", "--no-color", "--find-renames", "--no-ext-diff",
+               "--src-prefix=a/", "--dst-prefix=b/", commit.sha)
     path: str | None = None
-    for line in diff.splitlines():
-        if line.startswith("+++ "):
-            m = _DIFF_FILE.match(line)
-            path = m.group(1) if m and m.group(1) else None
+    in_header = False  # between "diff --git" and the first hunk: "--- " and "+++ " name the files
+    for line in diff.split("\n"):  # not splitlines: a form feed inside a changed line is no line break
+        if line.startswith("diff --git "):
+            path, in_header = None, True
+        elif in_header and line.startswith("+++ "):
+            path = _new_path(line)
             if path is not None:
                 commit.files.setdefault(path, [])
-            continue
-        if path is None or not line.startswith("@@"):
-            continue
-        m = _HUNK.match(line)
-        if not m:
-            continue
-        start, count = int(m.group(1)), int(m.group(2)) if m.group(2) is not None else 1
-        first = max(1, start)
-        commit.files[path].append(Hunk(first, max(first, start + count - 1)))
+        elif line.startswith("@@"):  # a content line starts with "+", "-", " " or "\\", never "@@"
+            in_header = False
+            m = _HUNK.match(line)
+            if path is None or not m:
+                continue
+            start, count = int(m.group(1)), int(m.group(2)) if m.group(2) is not None else 1
+            first = max(1, start)
+            commit.files[path].append(Hunk(first, max(first, start + count - 1)))
 
 
 def file_at(root: Path, sha: str, path: str) -> str | None:

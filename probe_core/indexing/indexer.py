@@ -200,6 +200,14 @@ def _dedupe(chunks: list[Chunk]) -> list[Chunk]:
     return out
 
 
+def indexed_text(ws: Workspace, path: str) -> str:
+    """A file's text as the indexer reads it: what it hashes (``short_hash``) into the manifest's
+    ``file_hash`` and chunks. Raises ``OSError`` / ``ProbeError`` when it cannot be read."""
+    if ws.library is not None:
+        return ws.library.read(ws.root, path)
+    return read_text(ws.root, path, max_bytes=ws.config.max_file_bytes)
+
+
 def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense: bool = True,
                     paths: list[str] | None = None) -> IndexReport:
     """Bring the index up to date with the files under ``ws.root``.
@@ -253,8 +261,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
                     report.files_unchanged += 1
                 continue
             try:
-                text = (read_text(ws.root, f.path, max_bytes=ws.config.max_file_bytes) if ws.library is None
-                        else ws.library.read(ws.root, f.path))
+                text = indexed_text(ws, f.path)
             except (OSError, ProbeError) as exc:  # vanished or unreadable between scan and read
                 report.errors.append((f.path, str(exc)))
                 continue

@@ -84,19 +84,32 @@ def rebuild_graph(ws: Workspace) -> dict[str, int]:
     """Build the graph from scratch for every indexed file (e.g. for an index older than the graph)."""
     wanted = _indexed_files(ws)
     store = graph_store(ws)
-    store.remove_files(list(store.file_hashes()))
-    files = _graph(ws, sorted(wanted), wanted)
+    try:
+        store.remove_files(list(store.file_hashes()))
+        files = _graph(ws, sorted(wanted), wanted)
+    finally:
+        ws.touch()  # search's graph evidence reads the graph: cached answers end (even after a failure)
     return {"files": files, **store.counts()}
 
 
 def ensure_graph(ws: Workspace) -> dict[str, int]:
-    """Bring the graph up to the manifest: graph new or changed files, drop removed ones."""
+    """Bring the graph up to the manifest: graph new or changed files, drop removed ones. A change
+    bumps the workspace's ``state_version``: search's graph evidence reads the graph, and its cached
+    answers are keyed on the index state."""
     wanted = _indexed_files(ws)
     store = graph_store(ws)
     have = store.file_hashes()
     stale = sorted(p for p, h in wanted.items() if have.get(p) != h)
     gone = [p for p in have if p not in wanted]
-    if gone:
-        store.remove_files(gone)
-    updated = _graph(ws, stale, wanted) if stale else 0
+    updated = 0
+    try:
+        if gone:
+            store.remove_files(gone)
+        if stale:  # a file that cannot be read is left stale without a change, not re-touched each call
+            updated = _graph(ws, stale, wanted)
+    except BaseException:
+        ws.touch()  # some of it may be written
+        raise
+    if updated or gone:
+        ws.touch()
     return {"updated": updated, "removed": len(gone)}

@@ -68,19 +68,39 @@ def expand_tiny(ws: Workspace, r: Range) -> None:
 
 
 def drop_overlaps(ranges: list[Range]) -> list[Range]:
-    """A range that overlaps a better one (after merging or expansion) joins it: an answer never
-    shows the same lines twice."""
+    """An answer never shows the same lines twice: of two overlapping ranges (after merging or
+    expansion), the worse one joins the better one when the join stays readable (within
+    ``MAX_MERGED_SPAN`` lines, or the better one's own length), else it is clipped to the lines
+    the better one does not show. A join grows a range, which can reach a third: each change is
+    checked again until no two ranges overlap. Ranked order is kept."""
     kept: list[Range] = []
     for r in ranges:
-        home = next((k for k in kept if k.overlaps(r)), None)
-        if home is None:
-            kept.append(r)
-        elif max(home.end, r.end) - min(home.start, r.start) + 1 <= max(MAX_MERGED_SPAN, home.end - home.start + 1):
-            home.start, home.end = min(home.start, r.start), max(home.end, r.end)
-            home.hits.extend(r.hits)
-        else:
-            kept.append(r)  # joining would make an unreadable range: keep both
+        kept.append(r)
+        changed: Range | None = r
+        while changed is not None:
+            changed = _settle(kept, changed)
     return kept
+
+
+def _settle(kept: list[Range], changed: Range) -> Range | None:
+    """Resolve one overlap of ``changed`` with another kept range (every other pair is apart).
+    Returns the range that may still overlap something (None: ``changed`` overlaps nothing now)."""
+    other = next((k for k in kept if k is not changed and k.overlaps(changed)), None)
+    if other is None:
+        return None
+    better, worse = (other, changed) if kept.index(other) < kept.index(changed) else (changed, other)
+    start, end = min(better.start, worse.start), max(better.end, worse.end)
+    if end - start + 1 <= max(MAX_MERGED_SPAN, better.end - better.start + 1):
+        better.start, better.end = start, end
+        better.hits.extend(worse.hits)
+        kept.remove(worse)
+        return better
+    before = (worse.start, better.start - 1) if worse.start < better.start else None
+    after = (better.end + 1, worse.end) if worse.end > better.end else None
+    # the worse range reaches past the better one on one side (on both it would contain it, and
+    # the longer side is kept); it cannot lie inside it, since that join always fits
+    worse.start, worse.end = max((p for p in (before, after) if p), key=lambda p: p[1] - p[0])
+    return changed
 
 
 def cap_per_file(ranges: list[Range], cap: int, top_k: int) -> list[Range]:

@@ -226,7 +226,7 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
     hits = ws.store.hybrid_query(hq) if counts["chunks"] else []
     intent = parse_query(query)
     lists: dict[str, tuple[list[str], float]] = {}
-    live_tree = _exact_lists_apply(ws, flt)  # the extra lists read the checked-out tree
+    live_tree = _exact_lists_apply(ws, flt)  # the extra lists read the live (last indexed) versions
     if hits and live_tree:
         exact = exact_lists(ws, intent, _allowed(flt, paths), lambda path, kind: kind_prior(
             {"file_path": path, "chunk_kind": kind}, intent, flt.chunk_kinds, ranking))
@@ -288,8 +288,12 @@ def _with_graph_neighbours(ws: Workspace, ranges: list[Range], hits: list[StoreH
 
 
 def _exact_lists_apply(ws: Workspace, flt: SearchFilters) -> bool:
-    """The exact-match scan reads the checked-out files, so it serves searches of that version."""
-    return flt.branch is None or flt.branch in (ws.branch, ws.manifest.get_meta("last_branch"))
+    """The exact-match and graph lists map lines to the manifest's live chunks, which are the
+    versions of the branch indexed last (none outside git): they serve a search of that branch
+    only. The checked-out branch is not enough: just after a checkout, before its scan, the live
+    chunks are still the previous branch's, and they would join the answer beside the checked-out
+    versions the store returns."""
+    return flt.branch is None or flt.branch == (ws.manifest.get_meta("last_branch") or "")
 
 
 def _allowed(flt: SearchFilters, paths: list[str] | None):

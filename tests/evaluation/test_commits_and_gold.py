@@ -100,3 +100,50 @@ def test_bm25_baseline_ranks_the_window_with_the_rare_words():
     assert top[0]["path"] == "b.py" and top[0]["start_line"] <= 71 <= top[0]["end_line"]
     assert "retrybackoff" in tokens("retryBackoff") and "retry" in tokens("retryBackoff")
     assert bm25.search("nothing matches this", top_k=3) == []
+
+
+def _user_gitconfig(tmp_path, monkeypatch, text: str) -> None:
+    """A user's ~/.gitconfig for the git processes the evaluation runs."""
+    config = tmp_path / "user.gitconfig"
+    config.write_text(text)
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+
+
+def test_a_users_git_settings_do_not_change_what_is_read(history, tmp_path, monkeypatch):
+    root, _ = history
+    _user_gitconfig(tmp_path, monkeypatch, "[diff]\n\tnoprefix = true\n\tmnemonicPrefix = true\n"
+                                           "[log]\n\tshowSignature = true\n[core]\n\tquotePath = true\n")
+    commits = list(iter_commits(root, limit=10))
+    assert len(commits) == 4 and all(len(c.sha) == 40 for c in commits)
+    fix = next(c for c in commits if c.subject.startswith("Drop empty"))
+    read_hunks(root, fix)
+    assert {p: [(h.start, h.end) for h in hunks] for p, hunks in fix.files.items()} == {"src/text.py": [(2, 3)]}
+
+
+def test_paths_with_spaces_quotes_and_other_scripts_are_read_as_they_are(history, tmp_path, monkeypatch):
+    root, _ = history
+    _user_gitconfig(tmp_path, monkeypatch, "[core]\n\tquotePath = true\n")
+    names = ["src/my file.py", "src/café.py", 'src/say "hi".py', "src/tab\there.py"]
+    for name in names:
+        (root / name).write_text("def f():\n    return 1\n")
+    # an added line that reads like a file header must stay a line of its file
+    (root / "src/text.py").write_text(V3 + "\n++ b/not_a_file.py\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-qm", "Add four modules with unusual names")
+    commit = next(iter_commits(root, limit=1))
+    read_hunks(root, commit)
+    assert sorted(p for p in commit.files if p.startswith("src/")) == sorted([*names, "src/text.py"])
+    assert all([(h.start, h.end) for h in commit.files[name]] == [(1, 2)] for name in names)
+    end = len(V3.splitlines())
+    assert [(h.start, h.end) for h in commit.files["src/text.py"]] == [(end + 1, end + 2)]
+
+
+@pytest.mark.parametrize("printed, path", [
+    ("b/plain.py", "b/plain.py"),
+    ('"b/caf\\303\\251 \\"x\\".py"', 'b/café "x".py'),
+    ('"b/tab\\there\\\\.py"', "b/tab\there\\.py"),
+])
+def test_c_quoted_paths_are_unquoted(printed, path):
+    from probe_core.evaluation.commits import unquote_path
+
+    assert unquote_path(printed) == path

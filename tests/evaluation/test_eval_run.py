@@ -44,6 +44,32 @@ def test_caps_stop_the_run(history):
         evaluate_history(ws, _in_process(ws), max_commits=0)
     with pytest.raises(EvaluationError, match="none of the 0 commits"):
         evaluate_history(ws, _in_process(ws), max_seconds=1e-9)
+    with pytest.raises(EvaluationError, match="max-seconds"):
+        evaluate_history(ws, _in_process(ws), max_seconds=float("nan"))
+
+
+def test_the_read_limit_is_told_apart_from_the_end_of_the_history(history, monkeypatch):
+    import probe_core.evaluation.runner as runner
+
+    _, ws = history
+    monkeypatch.setattr(runner, "COMMITS_READ_PER_CASE", 1)
+    monkeypatch.setattr(runner, "MIN_COMMITS_READ", 3)  # 3 of the 4 commits: 2 usable, then the limit
+    report = evaluate_history(ws, _in_process(ws), max_commits=3)
+    assert (report.examined, len(report.cases), report.stopped_by) == (3, 2, "read_limit")
+    assert report.to_dict()["read_limit"] == 3
+    monkeypatch.setattr(runner, "MIN_COMMITS_READ", 4)  # the history ends exactly at the limit
+    assert evaluate_history(ws, _in_process(ws), max_commits=4).stopped_by == "history"
+
+
+def test_a_commit_git_cannot_show_is_one_skip(history):
+    root, ws = history
+    # the blob of parse()'s fixed version: the diffs of commits 2 and 3 need it, the log does not
+    blob = subprocess.run(["git", "-C", str(root), "rev-parse", "HEAD~2:src/text.py"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    (root / ".git" / "objects" / blob[:2] / blob[2:]).unlink()
+    report = evaluate_history(ws, _in_process(ws))
+    assert report.examined == 4 and report.skipped["git could not show the commit"] == 2
+    assert [c.subject for c in report.cases] == ["Add a text parser and renderer"]
 
 
 def _probe(*args, cwd=None):
@@ -63,6 +89,13 @@ def test_cli_prints_json_and_a_table(history):
     assert text.returncode == 0, text.stderr
     assert text.stdout.splitlines()[0].startswith("3 commits evaluated (4 read; stopped by history)")
     assert "skipped: 1 no indexed code changed" in text.stdout
+
+
+@pytest.mark.parametrize("flag, value", [("--max-seconds", "nan"), ("--max-seconds", "-5"), ("--max-seconds", "inf"),
+                                         ("--max-commits", "0"), ("--max-commits", "x")])
+def test_cli_refuses_bad_caps_as_a_usage_error(tmp_path, flag, value):
+    out = _probe("eval", "--root", str(tmp_path), flag, value)
+    assert out.returncode == 2 and flag in out.stderr and "usage:" in out.stderr
 
 
 def test_cli_errors_are_one_line(tmp_path):

@@ -284,3 +284,26 @@ def test_reconcile_after_lost_points_in_a_git_workspace(two_branches):
     assert tags(ws)[("shared.py", _hash(SHARED))] == ["feature", "main"]
     assert search(ws, "shared helper clamp").results[0].path == "shared.py"
     ws.close()
+
+
+def test_a_checkout_without_reindex_never_mixes_in_the_last_indexed_branchs_lines(two_branches):
+    """The exact-match lists read the live chunks, which are the last indexed branch's versions:
+    after a checkout that is not indexed yet they must not add that branch's lines to an answer
+    for the checked-out one (a file would come back twice, its other version marked stale)."""
+    root = two_branches
+    ws = Workspace.open(root)
+    index_workspace(ws, dense=False)
+    git(root, "checkout", "-q", "feature")
+    index_workspace(ws, dense=False)
+    git(root, "checkout", "-q", "main")
+    index_workspace(ws, dense=False)  # the live chunks are main's again
+    git(root, "checkout", "-q", "feature")  # and feature is checked out without a re-index
+    query = '"of the payload"'  # in both versions of a.py
+    got = search(ws, query, top_k=10).results
+    a_py = [r for r in got if r.path == "a.py"]
+    assert [r.symbol for r in a_py] == ["zebra_compression"]  # feature's version, once
+    assert not any(r.stale for r in got) and not any(r.signals.get("literal_rank") for r in got)
+    # main's versions are the live ones, and a search of main shows them
+    on_main = search(ws, query, top_k=10, filters={"branch": "main"}).results
+    assert [r.symbol for r in on_main if r.path == "a.py"] == ["alpha_checksum"]
+    ws.close()

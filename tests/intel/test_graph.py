@@ -99,3 +99,22 @@ def test_cli_verbs_print_the_tool_json(project, capsys):
         args = parser.parse_args([*verb, "--root", str(ws.root)])
         assert args.func(args) == 0
     assert "Shape" in capsys.readouterr().out
+
+
+def test_a_lazy_graph_catch_up_ends_cached_searches(project):
+    """Search reads the graph (graph evidence) and caches its answers per index state: a code-
+    intelligence call that changes the graph must end them, and one that changes nothing must not."""
+    from probe_core import search
+
+    ws = project("pyproj")
+    store = graph_store(ws)
+    store.remove_files([p for p, _, _ in store.files()])  # emptied, as an upgrade leaves it
+    query = "factorial of a number"
+    search(ws, query)
+    assert search(ws, query).extra.get("cached")
+    assert find_callers(ws, "factorial").items  # ensure_graph graphs every file again
+    assert not search(ws, query).extra.get("cached")
+    find_callers(ws, "factorial")  # the graph is current: nothing changes
+    assert search(ws, query).extra.get("cached")
+    rebuild_graph(ws)
+    assert not search(ws, query).extra.get("cached")

@@ -53,9 +53,33 @@ def test_an_expanded_range_never_repeats_lines_of_a_better_one():
     assert [h.id for h in out[0].hits] == ["1", "2"]
 
 
-def test_overlapping_ranges_that_would_be_too_long_stay_apart():
-    a, b = Range("a.py", 1, 150, 1.0, [_hit("1")]), Range("a.py", 140, 300, 0.9, [_hit("2")])
-    assert len(drop_overlaps([a, b])) == 2
+def _shared_lines(ranges):
+    return [(r.path, r.version, line) for i, r in enumerate(ranges) for o in ranges[i + 1:] if r.overlaps(o)
+            for line in range(max(r.start, o.start), min(r.end, o.end) + 1)]
+
+
+def test_a_range_too_long_to_join_is_clipped_to_the_lines_the_better_one_does_not_show():
+    # chi: middleware/compress.go 133-266 and 256-298 (a join would be 166 lines)
+    better, worse = Range("a.go", 133, 266, 1.0, [_hit("1")]), Range("a.go", 256, 298, 0.9, [_hit("2")])
+    out = drop_overlaps([better, worse])
+    assert [(r.start, r.end) for r in out] == [(133, 266), (267, 298)] and not _shared_lines(out)
+    # a worse range around a better one keeps its longer side
+    around = drop_overlaps([Range("a.go", 50, 60, 1.0, [_hit("1")]), Range("a.go", 1, 200, 0.9, [_hit("2")])])
+    assert [(r.start, r.end) for r in around] == [(50, 60), (61, 200)]
+
+
+def test_a_join_that_reaches_a_third_range_is_settled_too():
+    first = Range("a.py", 1, 50, 1.0, [_hit("1")])
+    second = Range("a.py", 100, 120, 0.9, [_hit("2")])
+    bridge = Range("a.py", 45, 105, 0.8, [_hit("3")])  # joins the first, which then reaches the second
+    out = drop_overlaps([first, second, bridge])
+    assert [(r.start, r.end) for r in out] == [(1, 120)] and [h.id for h in out[0].hits] == ["1", "3", "2"]
+    long_first = Range("a.py", 1, 150, 1.0, [_hit("1")])
+    tail = Range("a.py", 200, 300, 0.9, [_hit("2")])
+    clipped = Range("a.py", 140, 210, 0.8, [_hit("3")])  # clipped to 151-210 by the first, it joins the tail
+    out = drop_overlaps([long_first, tail, clipped])
+    assert [(r.start, r.end) for r in out] == [(1, 150), (151, 300)] and not _shared_lines(out)
+    assert [h.id for h in out[1].hits] == ["2", "3"]
 
 
 def test_per_file_cap_moves_the_extra_ranges_behind():
@@ -80,3 +104,20 @@ def test_graph_neighbours_lift_their_range_or_join_and_never_pass_the_head():
     assert [r.path for r in out[HUBS:]] == ["w.py", "x.py", "m.py"]  # 1/60 lifts w.py past m.py; x.py joins
     assert (out[HUBS + 1].start, out[HUBS + 1].end) == (5, 9) and inside_weak.extra_ranks == {"graph": 1}
     assert len(out) == HUBS + 3  # the neighbour inside a head range adds nothing
+
+
+def test_random_ranges_never_share_lines_nor_show_lines_no_range_had():
+    import random
+
+    rng = random.Random(12)
+    for _ in range(300):
+        ranges = []
+        for i in range(rng.randint(1, 12)):
+            start = rng.randint(1, 400)
+            ranges.append(Range(rng.choice(["a.py", "b.py"]), start, start + rng.randint(0, 220), 1.0 - i / 100,
+                                [_hit(str(i))]))
+        shown = {(r.path, line) for r in ranges for line in range(r.start, r.end + 1)}
+        out = drop_overlaps([Range(r.path, r.start, r.end, r.score, list(r.hits)) for r in ranges])
+        assert not _shared_lines(out)
+        kept = {(r.path, line) for r in out for line in range(r.start, r.end + 1)}
+        assert kept <= shown and len(out) <= len(ranges)

@@ -182,3 +182,26 @@ def test_the_literal_scan_sees_an_edit_once_it_is_indexed(tmp_path):
         assert (hit.path, hit.signals.get("literal_rank")) == ("b.py", 1)
     finally:
         ws.close()
+
+
+def test_the_literal_scan_never_keeps_text_that_was_not_indexed(tmp_path):
+    """An edit that is never indexed (written, searched, undone) must not stay in the scan's text:
+    the scan keeps a file's text only when it is the version the manifest indexed."""
+    v2 = 'def g():\n    raise KeyError("second wording here")\n'
+    root = write_tree(tmp_path / "r", {"a.py": 'def f():\n    return 1\n', "b.py": 'def g():\n    return 0\n'})
+    ws = Workspace.open(root)
+    try:
+        index_workspace(ws)
+        search(ws, '"anything at all"')  # the text cache now holds b.py's first version
+        (root / "b.py").write_text(v2)
+        index_workspace(ws)
+        (root / "b.py").write_text('def g():\n    raise KeyError("third wording, never indexed")\n')
+        assert not any(r.signals.get("literal_rank") for r in search(ws, '"third wording"').results)
+        (root / "b.py").write_text(v2)  # undone: the disk holds the indexed version again
+        generation = ws.manifest.generation
+        assert index_workspace(ws).files_indexed == 0 and ws.manifest.generation == generation
+        assert not any(r.signals.get("literal_rank") for r in search(ws, '"third wording"').results)
+        hit = search(ws, '"second wording"').results[0]
+        assert (hit.path, hit.signals.get("literal_rank")) == ("b.py", 1)
+    finally:
+        ws.close()
