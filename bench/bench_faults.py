@@ -164,7 +164,7 @@ def bench_watch(args, work: Path) -> dict:
     result: dict = {"bench": "watch", "dirs": args.dirs, "watch_limit": args.watch_limit}
     try:
         deadline = time.monotonic() + 120
-        while len(watcher._dirs) < args.dirs and watcher.running and time.monotonic() < deadline:  # noqa: SLF001
+        while len(watcher.watched_dirs) < args.dirs and watcher.running and time.monotonic() < deadline:
             time.sleep(0.01)
         result["setup_s"] = round(time.perf_counter() - t0, 2)
         time.sleep(0.5)
@@ -190,7 +190,7 @@ def bench_watch(args, work: Path) -> dict:
     finally:
         watcher.stop()
         peak.close()
-    result.update({"dirs_watched": len(watcher._dirs), "restarts": status["watcher_restarts"],  # noqa: SLF001
+    result.update({"dirs_watched": len(watcher.watched_dirs), "restarts": status["watcher_restarts"],
                    "running": status["watcher_running"], "mode": status.get("watcher_mode", "inotify"),
                    "error": status["watcher_error"], "machine": machine()})
     return result

@@ -93,7 +93,7 @@ def test_the_watcher_ignores_what_links_point_to_and_follows_new_directories(tmp
     hostile_links(root, outside)
     w, batches = _watch(root)
     try:
-        assert w._dirs == set(entered_dirs(IgnoreRules(root)))  # exactly the scanner's directories
+        assert w.watched_dirs == set(entered_dirs(IgnoreRules(root)))  # exactly the scanner's directories
         (outside / "secret.py").write_text("changed outside\n")  # seen only through to_outside/
         (outside / "new.py").write_text("x = 1\n")
         (root / "src" / "auth" / "passwords.py").write_text("def f():\n    return 2\n")
@@ -124,14 +124,14 @@ def test_an_ignore_rule_change_rewalks_the_watched_directories(tmp_path):
     root = write_tree(tmp_path / "repo", {**REPO_FILES, "gen/gen.py": "G = 1\n", ".gitignore": "gen/\n"})
     w, batches = _watch(root)
     try:
-        assert "gen" not in w._dirs
+        assert "gen" not in w.watched_dirs
         (root / ".gitignore").write_text("*.log\n")  # gen/ is source now
         batch = batches.get(timeout=10)
         assert batch.full_scan and batch.reason == "ignore_rules"
         deadline = time.monotonic() + 5
-        while "gen" not in w._dirs and time.monotonic() < deadline:
+        while "gen" not in w.watched_dirs and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert "gen" in w._dirs
+        assert "gen" in w.watched_dirs
         time.sleep(0.5)
         (root / "gen" / "gen.py").write_text("G = 2\n")
         assert "gen/gen.py" in _paths_until(batches, {"gen/gen.py"})
