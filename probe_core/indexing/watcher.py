@@ -2,24 +2,27 @@
 
 Two threads:
 
-* the *event* thread runs ``watchfiles.watch`` over exactly the directories the scanner enters
-  (``scan.walk_tree``: inside the root, no directory symlink followed, ignored ones left out),
-  each watched on its own, and records every change that the scanner's own ``IgnoreRules`` would
-  not skip. A symlink to ``/`` or a loop in the tree therefore costs nothing, and an unreadable
-  directory is skipped, not an error. ``.git/HEAD`` (a checkout, a rebase; in a linked
+* the *event* thread watches exactly the directories the scanner enters (``scan.walk_tree``:
+  inside the root, no directory symlink followed, ignored ones left out), each on its own
+  (``watched_dirs.WatchedDirs``), and records every change that the scanner's own ``IgnoreRules``
+  would not skip. A symlink to ``/`` or a loop in the tree therefore costs nothing, and an
+  unreadable directory is skipped, not an error. ``.git/HEAD`` (a checkout, a rebase; in a linked
   worktree the HEAD in the checkout's own git dir outside the root, watched too) and ignore
   files (``.gitignore``, ``.probeignore``, ``.git/info/exclude``) are recorded as "needs a full
-  scan". If watchfiles raises, the thread restarts it (up to ``max_restarts`` times, then
-  ``running`` turns False) and asks for a full scan, since events may have been lost.
+  scan". Every ``rescan_s`` the watched set is walked again. When the user's inotify watches run
+  out the thread polls the tree instead (``tree_poll.TreePoll``, every ``poll_s`` or more) and
+  tries inotify again every ``rescan_s``. If watchfiles raises otherwise, the thread restarts it
+  (up to ``max_restarts`` times, then ``running`` turns False) and asks for a full scan, since
+  events may have been lost.
 * the *flush* thread owns the timers. A batch goes out after ``debounce_s`` of quiet (trailing
   debounce) or ``max_wait_s`` after its first event, whichever comes first, and only once the
   changed files are stable (size and mtime unchanged across ``stable_s``: an editor or a
   checkout still writing postpones it). More than ``burst_files`` paths become one full
   incremental scan. Every ``rescan_s`` a full ``(mtime, size)`` rescan catches missed events.
 
-watchfiles' own ``debounce``/``step`` only group raw events; the trailing debounce is ours because
-``watch`` cannot report quiet while filtered-out events (our own index writes under ``.probe/``)
-keep arriving.
+watchfiles' own ``debounce``/``step`` only group raw events; the trailing debounce is ours, and
+the filtering too (watchfiles' filter would keep ``watch`` from reporting quiet while ignored
+files keep changing).
 """
 from __future__ import annotations
 
@@ -31,17 +34,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from watchfiles import Change
-
-from ..scan import IgnoreRules, entered_dirs, walk_tree
+from ..scan import IgnoreRules
+from .tree_poll import TreePoll
+from .watched_dirs import VCS_DIRS, WatchedDirs, WatchLimitReached, watch_limit
 
 log = logging.getLogger("probe.watch")
 
 _FLUSH_TICK_S = 0.05
 _STABLE_CHECK_MAX_FILES = 64
-_POLL_MS = 250  # how long a watch waits for events before the loop looks around (stop, stale watches)
-_OPEN_ATTEMPTS = 5
-_VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj", "_darcs", ".probe"})
+_POLL_COST_FACTOR = 20  # a poll waits at least 20 times what the last one cost: at most ~5% of a core
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +51,7 @@ class ChangeBatch:
 
     paths: frozenset[str]
     full_scan: bool
-    reason: str  # changes | burst | git_head | ignore_rules | periodic | restart
+    reason: str  # changes | burst | git_head | ignore_rules | periodic | restart | watch_gap
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,6 +62,7 @@ class WatchSettings:
     burst_files: int = 200
     rescan_s: float = 900.0
     max_restarts: int = 3
+    poll_s: float = 2.0  # the shortest pause between polls, when inotify's watches ran out
 
 
 class RepoWatcher:
@@ -88,8 +90,8 @@ class RepoWatcher:
         self.last_error: str | None = None
         self.batches_sent = 0
         self._events_alive = False
-        self._dirs: set[str] = set()  # the directories watched (posix, relative; "" is the root)
-        self._dirs_stale = False  # some watched directory is gone, or the set must be walked again
+        self._watches: WatchedDirs | None = None
+        self._poll: TreePoll | None = None  # set while inotify's watches are out
         self._rules_changed = False
         self._git_head, self._git_watch = self._find_git_head()
 
@@ -133,7 +135,15 @@ class RepoWatcher:
         with self._lock:
             pending = len(self._pending) + (1 if self._full_reason else 0)
         return {"watcher_running": self.running, "watcher_restarts": self.restarts,
-                "watcher_error": self.last_error, "pending_changes": pending, "batches_sent": self.batches_sent}
+                "watcher_error": self.last_error, "pending_changes": pending, "batches_sent": self.batches_sent,
+                "watcher_mode": "poll" if self._poll is not None else "inotify"}
+
+    @property
+    def watched_dirs(self) -> frozenset[str]:
+        """The directories watched now (posix, relative; ``""`` is the root), or walked by each
+        poll while polling."""
+        source = self._poll if self._poll is not None else self._watches
+        return frozenset(source.dirs) if source is not None else frozenset()
 
     # -- events ------------------------------------------------------------------------------
     def _relative(self, abs_path: str) -> str | None:
@@ -143,13 +153,13 @@ class RepoWatcher:
         return rel.replace(os.sep, "/") if os.sep != "/" else rel
 
     def _accept(self, _change, abs_path: str) -> bool:
-        """watchfiles filter: keep what the scanner would index, plus the files that steer it."""
+        """The event filter: keep what the scanner would index, plus the files that steer it."""
         if abs_path == self._git_head:
             return True
         rel = self._relative(abs_path)
         if not rel:
             return False
-        if rel.partition("/")[0] in _VCS_DIRS:
+        if rel.partition("/")[0] in VCS_DIRS:
             return rel in (".git/HEAD", ".git/info/exclude")
         if IgnoreRules.is_rule_file(rel):
             return True
@@ -195,8 +205,9 @@ class RepoWatcher:
             try:
                 if not os.path.isdir(self.root):
                     raise FileNotFoundError(f"watched root {self.root} is gone")
-                self._watch()
-                return  # stopped
+                if self._watch():
+                    return  # stopped
+                self._poll_tree()  # until stopped, or time to try inotify again
             except Exception as exc:
                 self.restarts += 1
                 self.last_error = f"{type(exc).__name__}: {exc}"
@@ -209,110 +220,69 @@ class RepoWatcher:
                 self._request_full("restart")  # events may have been missed while it was down
                 self._stop.wait(min(0.5 * self.restarts, 5.0))
 
-    # -- which directories are watched -------------------------------------------------------
-    # Each directory the scanner enters is watched on its own, never recursively: notify's recursive
-    # mode follows symlinked directories (a link to / sent it over the whole filesystem), and the
-    # directory list from the scanner's own walk is root-confined by construction. A directory that
-    # appears is added at once by swapping in a new watch before the old one is dropped, so no event
-    # falls between the two; one that disappears is dropped at the next quiet moment.
-    def _watch(self) -> None:
-        self._dirs = set(entered_dirs(self.rules))
-        self._dirs_stale = False
-        watch, first = self._open()
+    def _watch(self) -> bool:
+        """Watch with inotify until stopped (True), or until the user's watches run out (False)."""
+        watches = WatchedDirs(self.root, self.rules, self._accept, self._stop, self._steering_dirs,
+                              on_gap=lambda: self._request_full("watch_gap"))
         try:
-            changes = first
-            while True:
+            changes: set | None = watches.open()
+            self._watches = watches
+            if self._poll is not None:  # back from polling: what changed since the last poll is unknown
+                log.info("watch: inotify watches are available again; polling stops")
+                self._poll = None
+                self._request_full("watch_gap")
+            last_walk = time.monotonic()
+            while changes is not None:
                 if changes:
-                    born = self._born_dirs(changes)
-                    if born:
-                        watch = self._follow(watch, born)
                     self._record(changes)
-                if self._rules_changed:  # a directory may be ignored, or included, now
-                    self._rules_changed = False
-                    self._dirs = set(entered_dirs(self.rules))
-                    self._dirs_stale = True
-                if self._dirs_stale and not changes:  # at a quiet moment: watch what the walk enters now
-                    watch, seen = self._swap(watch)
+                if self._stop.is_set():
+                    break
+                if not changes:  # a quiet moment
+                    rewalk = self._rules_changed or time.monotonic() - last_walk >= self.settings.rescan_s
+                    if rewalk:  # an ignore-rule change, or the periodic look at what is watched
+                        self._rules_changed = False
+                        last_walk = time.monotonic()
+                    seen = watches.tidy(rewalk=rewalk)
                     if seen:
                         self._record(seen)
-                if self._stop.is_set():
-                    return
-                changes = next(watch, None)
-                if changes is None:
-                    return  # stop event
+                changes = watches.wait()
+            return True
+        except WatchLimitReached as exc:
+            if self._poll is None:
+                log.warning("watch: inotify watches ran out (%s; limit %d); polling the tree instead",
+                            exc, watch_limit())
+                self._poll = TreePoll(self.rules, self._steering_files)
+                self._request_full("watch_gap")  # nothing was watched for a moment
+            return False
         finally:
-            watch.close()
+            watches.close()
 
-    def _watch_paths(self) -> list[str]:
-        paths = [os.path.join(self.root, d) if d else self.root for d in sorted(self._dirs)]
-        for extra in (os.path.join(self.root, ".git"), os.path.join(self.root, ".git", "info"), self._git_watch):
-            if extra and os.path.isdir(extra) and not os.path.islink(extra):
-                paths.append(extra)  # HEAD and info/exclude steer scans; the rest of .git is never watched
-        return paths
+    def _poll_tree(self) -> None:
+        """Poll until stopped or until ``rescan_s`` has passed (then inotify is tried again; the
+        poll keeps its last snapshot, so nothing falls between)."""
+        poll = self._poll
+        assert poll is not None
+        started = time.monotonic()
+        while not self._stop.is_set():
+            changes = {(change, path) for change, path in poll.changes() if self._accept(change, path)}
+            if changes:
+                self._record(changes)
+            if self._rules_changed:
+                self._rules_changed = False  # the next poll walks with the new rules
+            if time.monotonic() - started >= self.settings.rescan_s:
+                return
+            self._stop.wait(max(self.settings.poll_s, _POLL_COST_FACTOR * poll.last_cost_s))
 
-    def _open(self):
-        """A watch over the current directories, registered when this returns: (generator, the
-        changes its first wait saw)."""
-        import watchfiles
+    def _steering_dirs(self) -> list[str]:
+        """Directories outside the walk watched for the files that steer scans: ``.git/`` for HEAD,
+        ``.git/info/`` for the excludes (the rest of ``.git`` is never watched)."""
+        return [path for path in (os.path.join(self.root, ".git"), os.path.join(self.root, ".git", "info"),
+                                  self._git_watch)
+                if path and os.path.isdir(path) and not os.path.islink(path)]
 
-        for _attempt in range(_OPEN_ATTEMPTS):
-            watch = watchfiles.watch(*self._watch_paths(), watch_filter=self._accept, debounce=1000, step=50,
-                                     stop_event=self._stop, rust_timeout=_POLL_MS, yield_on_timeout=True,
-                                     recursive=False, ignore_permission_denied=True, debug=False,
-                                     raise_interrupt=False)
-            try:
-                return watch, next(watch, set())
-            except FileNotFoundError:  # a directory went away between the walk and the watch
-                watch.close()
-                self._dirs = {d for d in self._dirs if os.path.isdir(os.path.join(self.root, d))}
-        raise RuntimeError(f"the tree under {self.root} keeps changing while the watch is set up")
-
-    def _swap(self, old) -> tuple[object, set]:
-        """Replace ``old`` by a watch over the current directories; the changes either saw meanwhile."""
-        self._dirs_stale = False
-        new, seen = self._open()
-        drained = next(old, None) or set()  # what the old watch caught before the new one existed
-        old.close()
-        return new, set(seen) | set(drained)
-
-    def _follow(self, watch, born: set[str]):
-        """Watch the new directories ``born`` (and everything below them), then report the entries
-        already inside them as added: they may have been written before their watch existed."""
-        for _round in range(_OPEN_ATTEMPTS):
-            added: set[str] = set()
-            for rel in born:
-                added.update(entered_dirs(self.rules, rel))
-            added -= self._dirs
-            if not added:  # ignored, a name the scanner skips, or gone again
-                break
-            self._dirs |= added
-            watch, seen = self._swap(watch)
-            listed: set[str] = set()
-            for rel in born:
-                for listing in walk_tree(self.rules, rel):
-                    if listing.error is None:
-                        listed.add(listing.rel)
-                        seen.update((Change.added, e.path) for e in listing.entries if not e.entered)
-            born = (listed - self._dirs) | self._born_dirs(seen)
-            if seen:
-                self._record(seen)
-        return watch
-
-    def _born_dirs(self, changes) -> set[str]:
-        """Directories among ``changes`` that the walk enters and that are not watched yet; drops
-        watched directories that are gone."""
-        born: set[str] = set()
-        for change, abs_path in changes:
-            rel = self._relative(abs_path)
-            if rel is None or rel.partition("/")[0] in _VCS_DIRS:
-                continue
-            if change == Change.deleted and rel in self._dirs:
-                prefix = rel + "/"
-                self._dirs = {d for d in self._dirs if d != rel and not d.startswith(prefix)}
-                self._dirs_stale = True
-            elif rel not in self._dirs and os.path.isdir(abs_path) and not os.path.islink(abs_path):
-                born.add(rel)
-        return born
+    def _steering_files(self) -> list[str]:
+        files = [os.path.join(self.root, ".git", "HEAD"), os.path.join(self.root, ".git", "info", "exclude")]
+        return files + [self._git_head] if self._git_head and self._git_head not in files else files
 
     # -- timers ------------------------------------------------------------------------------
     def _flush_loop(self) -> None:

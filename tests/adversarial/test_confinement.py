@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from probe_core.indexing.watcher import ChangeBatch, RepoWatcher, WatchSettings
-from probe_core.scan import IgnoreRules, entered_dirs, scan_files
+from probe_core.scan import IgnoreRules, entered_dirs, scan_files, walk_tree
 
 from .conftest import REPO_FILES, REPO_ROOT, nobody_prefix, probe_mcp, search, shared_tmp, status, tally, wait_indexed, \
     wait_until, write_tree
@@ -93,7 +93,7 @@ def test_the_watcher_ignores_what_links_point_to_and_follows_new_directories(tmp
     hostile_links(root, outside)
     w, batches = _watch(root)
     try:
-        assert w._dirs == set(entered_dirs(IgnoreRules(root)))  # exactly the scanner's directories
+        assert w.watched_dirs == set(entered_dirs(IgnoreRules(root)))  # exactly the scanner's directories
         (outside / "secret.py").write_text("changed outside\n")  # seen only through to_outside/
         (outside / "new.py").write_text("x = 1\n")
         (root / "src" / "auth" / "passwords.py").write_text("def f():\n    return 2\n")
@@ -124,14 +124,14 @@ def test_an_ignore_rule_change_rewalks_the_watched_directories(tmp_path):
     root = write_tree(tmp_path / "repo", {**REPO_FILES, "gen/gen.py": "G = 1\n", ".gitignore": "gen/\n"})
     w, batches = _watch(root)
     try:
-        assert "gen" not in w._dirs
+        assert "gen" not in w.watched_dirs
         (root / ".gitignore").write_text("*.log\n")  # gen/ is source now
         batch = batches.get(timeout=10)
         assert batch.full_scan and batch.reason == "ignore_rules"
         deadline = time.monotonic() + 5
-        while "gen" not in w._dirs and time.monotonic() < deadline:
+        while "gen" not in w.watched_dirs and time.monotonic() < deadline:
             time.sleep(0.1)
-        assert "gen" in w._dirs
+        assert "gen" in w.watched_dirs
         time.sleep(0.5)
         (root / "gen" / "gen.py").write_text("G = 2\n")
         assert "gen/gen.py" in _paths_until(batches, {"gen/gen.py"})
@@ -217,3 +217,42 @@ def test_symlink_to_slash_under_a_real_probe_mcp(tmp_path):
     anyio.run(scenario)
     log = "\n".join(p.read_text() for p in (tmp_path / "server-logs").glob("*.log"))
     assert "file watcher failed" not in log and "indexing paused" not in log
+
+
+@pytest.mark.parametrize("swapped", ["a", "a/b"])
+def test_a_directory_swapped_for_a_link_mid_walk_is_not_followed(tmp_path, monkeypatch, swapped):
+    """Between listing a directory's parent and listing the directory, someone swaps ``a/`` for a
+    symlink to a directory outside the root that has the same shape. Whether the swapped directory
+    is the one opened next (``a``) or an ancestor of it (``a`` while ``a/b`` is next), the walk must
+    not list anything outside the root: the directory it opens must be the one its parent listed."""
+    root = write_tree(tmp_path / "repo", {"a/b/c/inside.py": "I = 1\n", "top.py": "T = 1\n"})
+    outside = write_tree(tmp_path / "outside", {"b/c/leaked.py": "L = 1\n", "b/leaked.py": "L = 2\n",
+                                                "leaked.py": "L = 3\n"})
+    parent = os.path.dirname(os.path.join(str(root), swapped))  # the swap comes right after this is listed
+    real_scandir = os.scandir
+    swaps = []
+
+    class SwapAfterListing:
+        def __init__(self, arg):
+            self.scan = real_scandir(arg)
+            self.path = os.readlink(f"/proc/self/fd/{arg}") if isinstance(arg, int) else os.fspath(arg)
+
+        def __enter__(self):
+            return self.scan.__enter__()
+
+        def __exit__(self, *exc):
+            out = self.scan.__exit__(*exc)
+            if self.path == parent and not swaps:
+                os.rename(root / "a", tmp_path / "a-moved")
+                (root / "a").symlink_to(outside, target_is_directory=True)
+                swaps.append(self.path)
+            return out
+
+    monkeypatch.setattr(os, "scandir", SwapAfterListing)
+    listings = list(walk_tree(IgnoreRules(root)))
+    assert swaps == [parent]
+    listed = {entry.rel for listing in listings for entry in listing.entries}
+    assert listed <= {"top.py", "a", "a/b", "a/b/c", "a/b/c/inside.py"}, listed  # nothing from outside
+    gone = [listing.rel for listing in listings if listing.error is not None]
+    assert gone == [swapped]
+    tally("confinement.swapped_mid_walk", 1)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import time
@@ -229,3 +230,135 @@ def test_500_edits_and_a_branch_switch_under_a_running_watcher(tmp_path):
     tally("faults.watcher_edits", 500)
     tally("faults.watcher_branch_switches", 2)
     tally("faults.watcher_points_compared", compared)
+
+
+# --- inotify's watches running out ---------------------------------------------------------------
+_UNDER_A_WATCH_LIMIT = r"""
+import json, os, queue, sys, threading, time
+sys.path.insert(0, sys.argv[2])
+sys.path.insert(0, os.path.join(sys.argv[2], "bench"))
+from bench_faults import WatchPeak
+from probe_core.indexing.watcher import RepoWatcher, WatchSettings
+
+root, dirs, phase = sys.argv[1], int(sys.argv[3]), sys.argv[4]
+for i in range(dirs):
+    os.makedirs(os.path.join(root, f"a{i // 50}", f"b{i}"))
+    open(os.path.join(root, f"a{i // 50}", f"b{i}", "m.py"), "w").write("M = 1\n")
+batches = queue.Queue()
+w = RepoWatcher(root, batches.put, WatchSettings(debounce_s=0.3, max_wait_s=5, stable_s=0, rescan_s=4, poll_s=0.3))
+peak = WatchPeak()
+w.start()
+reasons, out = [], {}
+
+def seen(rel, timeout=20.0):
+    got, deadline = set(), time.monotonic() + timeout
+    while rel not in got and time.monotonic() < deadline:
+        try:
+            batch = batches.get(timeout=0.2)
+        except queue.Empty:
+            continue
+        got |= batch.paths
+        reasons.append(batch.reason)
+    return rel in got
+
+def full_scan(reason, timeout=15.0):
+    # wait for a full scan for reason (it would swallow a path written meanwhile)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            batch = batches.get(timeout=0.2)
+        except queue.Empty:
+            continue
+        reasons.append(batch.reason)
+        if batch.full_scan and batch.reason == reason:
+            return True
+    return False
+
+def write(rel, text="X = 1\n"):
+    os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+    open(os.path.join(root, rel), "w").write(text)
+
+time.sleep(1.0)
+out["mode_at_start"] = w.status()["watcher_mode"]
+if out["mode_at_start"] == "poll":
+    out["gap_scan_at_start"] = full_scan("watch_gap")
+write("new/first.py")
+out["new_dir"] = seen("new/first.py")
+time.sleep(0.5)
+write("new/later.py")
+out["new_dir_later_write"] = seen("new/later.py")
+for i in range(80):  # past the consolidation point of the supplementary watch
+    os.makedirs(os.path.join(root, "many", f"m{i}"))
+if out["mode_at_start"] == "inotify":
+    out["gap_scan_after_80_dirs"] = full_scan("watch_gap")
+else:
+    time.sleep(1.0)
+write("many/m79/late.py")
+out["after_80_dirs"] = seen("many/m79/late.py")
+write("a0/b1/edit.py")
+out["old_dir"] = seen("a0/b1/edit.py")
+if phase == "raise_limit":  # the user raises the limit: back to inotify at the next rescan
+    open("/proc/sys/user/max_inotify_watches", "w").write("100000\n")
+    deadline = time.monotonic() + 20
+    while w.status()["watcher_mode"] != "inotify" and time.monotonic() < deadline:
+        time.sleep(0.2)
+    out["mode_after_raise"] = w.status()["watcher_mode"]
+    out["gap_scan_after_raise"] = full_scan("watch_gap")
+    write("new/after_raise.py")
+    out["after_raise"] = seen("new/after_raise.py")
+out["status"] = w.status()
+out["reasons"] = sorted(set(reasons))
+out["peak_watches"] = peak.reset()
+out["watched"] = len(w.watched_dirs)
+w.stop()
+peak.close()
+print(json.dumps(out))
+"""
+
+
+def _under_a_watch_limit(tmp_path, limit: int, dirs: int, phase: str = "") -> dict:
+    """Run the scenario above in a user namespace whose inotify watch limit is ``limit`` (the
+    kernel enforces it like ``fs.inotify.max_user_watches``, for this namespace only)."""
+    if shutil.which("unshare") is None:
+        pytest.skip("unshare (util-linux) is not installed, so no watch limit can be set for one test")
+    probe = subprocess.run(["unshare", "--user", "--map-root-user", "sh", "-c",
+                            "echo 100 > /proc/sys/user/max_inotify_watches"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"user namespaces are not available here: {probe.stderr.strip()}")
+    root = tmp_path / "tree"
+    root.mkdir()
+    script = f"echo {limit} > /proc/sys/user/max_inotify_watches && exec \"$@\""
+    proc = subprocess.run(["unshare", "--user", "--map-root-user", "sh", "-c", script, "sh", sys.executable, "-c",
+                           _UNDER_A_WATCH_LIMIT, str(root), str(REPO_ROOT), str(dirs), phase],
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_new_directories_under_a_tight_watch_limit_never_need_twice_the_watches(tmp_path):
+    """600 directories under a limit of 1,000: swapping in a second full watch for each new
+    directory (the old design) needed 1,200 and silently left directories unwatched. Now a new
+    directory costs a small supplementary watch, and folding 80 of them into the main watch closes
+    the old one first and covers the gap with a full scan."""
+    out = _under_a_watch_limit(tmp_path, limit=1000, dirs=600)
+    assert out["mode_at_start"] == "inotify", out
+    assert out["new_dir"] and out["new_dir_later_write"] and out["after_80_dirs"] and out["old_dir"], out
+    assert out["gap_scan_after_80_dirs"], out  # the consolidation closed first: a full scan covered it
+    assert out["peak_watches"] <= 1000 and out["watched"] >= 600 + 80
+    st = out["status"]
+    assert st["watcher_running"] is True and st["watcher_restarts"] == 0 and st["watcher_mode"] == "inotify", st
+    tally("faults.watch_limit_runs", 1)
+
+
+def test_a_tree_larger_than_the_watch_limit_is_polled_then_watched_when_the_limit_rises(tmp_path):
+    """400 directories under a limit of 200: watching fails, so the watcher polls the walk (every
+    0.3 s here) and reports changes all the same, with no restart; once the limit is raised it
+    goes back to inotify at the next rescan (4 s here)."""
+    out = _under_a_watch_limit(tmp_path, limit=200, dirs=400, phase="raise_limit")
+    assert out["mode_at_start"] == "poll", out
+    assert out["new_dir"] and out["new_dir_later_write"] and out["after_80_dirs"] and out["old_dir"], out
+    assert out["gap_scan_at_start"], out  # nothing was watched for a moment: a full scan covers it
+    assert out["mode_after_raise"] == "inotify" and out["gap_scan_after_raise"] and out["after_raise"], out
+    st = out["status"]
+    assert st["watcher_running"] is True and st["watcher_restarts"] == 0, st
+    tally("faults.watch_limit_runs", 1)
