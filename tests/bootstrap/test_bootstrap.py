@@ -102,3 +102,40 @@ def test_too_old_python_is_refused_in_one_line(monkeypatch, capsys):
     assert bootstrap.main(["--print-uv"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "needs Python >= 3.11" in err[0]
+
+
+def test_pip_is_handed_the_certificate_bundle_the_user_named(tmp_path):
+    bundle = tmp_path / "proxy-ca.pem"
+    bundle.write_text("-----BEGIN CERTIFICATE-----\n")
+    assert bootstrap.pip_cert_args({"SSL_CERT_FILE": str(bundle)}) == ["--cert", str(bundle)]
+    assert bootstrap.pip_cert_args({"SSL_CERT_FILE": str(bundle), "PIP_CERT": "/other.pem"}) == []  # pip's own wins
+    assert bootstrap.pip_cert_args({"SSL_CERT_FILE": str(tmp_path / "missing.pem")}) == []
+    assert bootstrap.pip_cert_args({}) == []
+
+
+def test_a_mirror_password_is_never_printed():
+    url = "https://alice:s3cret@mirror.example.com/simple/uv/"
+    assert bootstrap.without_userinfo(url) == "https://mirror.example.com/simple/uv/"
+    assert bootstrap.without_userinfo("https://pypi.org/simple/uv/") == "https://pypi.org/simple/uv/"
+
+
+@pytest.mark.parametrize("answer", [b"<html>not json</html>", b'{"files": "nope"}', b"[]"])
+def test_an_index_that_is_not_pep_691_is_one_clear_error(tmp_path, monkeypatch, answer):
+    monkeypatch.setenv("PIP_INDEX_URL", "https://alice:s3cret@mirror.example.com/simple")
+    monkeypatch.setattr(bootstrap, "_get", lambda url, accept=None: answer)
+    with pytest.raises(bootstrap.BootstrapError) as err:
+        bootstrap.install_from_wheel(tmp_path)
+    assert "s3cret" not in str(err.value)
+    assert "mirror.example.com" in str(err.value) or "no uv wheel" in str(err.value)
+
+
+def test_a_wheel_that_is_not_a_zip_is_one_clear_error(tmp_path, monkeypatch):
+    body = b"not a zip"
+    page = {"files": [{"filename": "uv-9.9.9-py3-none-manylinux_2_17_x86_64.whl", "url": "https://m/uv.whl",
+                       "hashes": {"sha256": hashlib.sha256(body).hexdigest()}}]}
+    import json
+
+    monkeypatch.setattr(bootstrap, "platform_tags", lambda: ["manylinux_2_17_x86_64"])
+    monkeypatch.setattr(bootstrap, "_get", lambda url, accept=None: json.dumps(page).encode() if accept else body)
+    with pytest.raises(bootstrap.BootstrapError, match="usable uv wheel"):
+        bootstrap.install_from_wheel(tmp_path)

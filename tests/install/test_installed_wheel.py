@@ -50,7 +50,8 @@ def installed(tmp_path_factory):
 def clean_env(tmp_path):
     home = tmp_path / "home"
     home.mkdir()
-    return {"HOME": str(home), "PATH": "/usr/bin:/bin", "PROBE_DATA_DIR": str(home / "probe-data")}
+    # PROBE_DAEMON=0: a cold answer would otherwise leave a background owner behind the test
+    return {"HOME": str(home), "PATH": "/usr/bin:/bin", "PROBE_DATA_DIR": str(home / "probe-data"), "PROBE_DAEMON": "0"}
 
 
 def test_the_wheel_carries_the_compose_files_and_the_reranker_build_context(installed):
