@@ -55,8 +55,7 @@ def _index_blocking(args) -> int:
             if args.rebuild and _stop_daemon_owner(ws.root):
                 continue  # our own background owner let go: rebuild here
             if args.rebuild:
-                raise IndexLocked("--rebuild needs the index to itself: stop the running `probe mcp` "
-                                  "(your editor's Probe server) first")
+                raise IndexLocked(_rebuild_refusal(ws.root))
             # a running owner (`probe mcp` or the daemon) does the scan
             done = _index_via_owner(args, ws)
             if done is not None:
@@ -70,6 +69,18 @@ def _index_blocking(args) -> int:
     finally:
         ws.close()  # the store is closed before the lock goes: the next owner can open it
         lock.release()
+
+
+def _rebuild_refusal(root: Path) -> str:
+    """Why ``--rebuild`` cannot start, naming who holds the index."""
+    from probe_core.engine.daemon import owner_ping
+
+    owner = owner_ping(root)
+    if owner is not None and owner.get("kind") != "daemon":
+        return (f"--rebuild needs the index to itself: stop the running `probe mcp` (pid {owner.get('pid')}, "
+                "your editor's Probe server) first")
+    return ("--rebuild needs the index to itself: another Probe process holds it for a moment "
+            "(a search or an index run); try again when it is done")
 
 
 def _stop_daemon_owner(root: Path) -> bool:
@@ -288,8 +299,7 @@ def _rebuild_first(root: Path) -> None:
 
     lock = EngineLock(root / ".probe")
     if not lock.try_acquire() and not (_stop_daemon_owner(root) and lock.try_acquire()):
-        raise IndexLocked("--rebuild needs the index to itself: stop the running `probe mcp` "
-                          "(your editor's Probe server) first")
+        raise IndexLocked(_rebuild_refusal(root))
     try:
         ws = Workspace.open(root)
         try:

@@ -201,6 +201,7 @@ async def test_cli_index_asks_the_running_server_to_rescan(repo):
 
         rebuilt = await anyio.to_thread.run_sync(run, "index", "--rebuild")
         assert rebuilt.returncode != 0 and "--rebuild needs the index to itself" in rebuilt.stderr
+        assert f"probe mcp` (pid {owner_pid}" in rebuilt.stderr  # names the editor's server, not a guess
         assert (await search(client, "reconcile ledger entries", top_k=3))["results"][0]["path"] == "src/ledger.py"
     assert_index_exact(repo)
 
