@@ -8,9 +8,8 @@ existed, a hook that failed, files indexed by another process.
 from __future__ import annotations
 
 import logging
-import threading
-import weakref
 
+from probe_core.per_workspace import PerWorkspace
 from probe_core.scan import read_text
 from probe_core.workspace import Workspace
 
@@ -20,18 +19,13 @@ from .store import GraphStore
 log = logging.getLogger("probe.intel")
 
 _BATCH = 200
-_stores: "weakref.WeakKeyDictionary[Workspace, GraphStore]" = weakref.WeakKeyDictionary()
-_stores_lock = threading.Lock()
+_stores: PerWorkspace[GraphStore] = PerWorkspace(lambda ws: GraphStore(ws.probe_dir / "manifest.sqlite"),
+                                                 close=GraphStore.close)
 
 
 def graph_store(ws: Workspace) -> GraphStore:
     """The workspace's graph tables (one connection per workspace object, closed with it)."""
-    with _stores_lock:
-        store = _stores.get(ws)
-        if store is None:
-            store = _stores[ws] = GraphStore(ws.probe_dir / "manifest.sqlite")
-            weakref.finalize(ws, store.close)
-        return store
+    return _stores.get(ws)
 
 
 def update_file(ws: Workspace, path: str, text: str, file_hash: str) -> None:

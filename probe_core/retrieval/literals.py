@@ -14,12 +14,12 @@ import bisect
 import math
 import re
 import threading
-import weakref
 from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..errors import ProbeError
+from ..per_workspace import PerWorkspace
 from ..records import short_hash
 from ..workspace import Workspace
 from .chunk_locator import ChunkLocator
@@ -131,17 +131,12 @@ class FileTexts:
             return self._files
 
 
-_texts: "weakref.WeakKeyDictionary[Workspace, FileTexts]" = weakref.WeakKeyDictionary()
-_texts_lock = threading.Lock()
+_texts: PerWorkspace[FileTexts] = PerWorkspace(lambda _ws: FileTexts())
 
 
 def file_texts(ws: Workspace) -> FileTexts:
     """The workspace's text cache (one per open workspace, dropped with it)."""
-    with _texts_lock:
-        cache = _texts.get(ws)
-        if cache is None:
-            cache = _texts[ws] = FileTexts()
-        return cache
+    return _texts.get(ws)
 
 
 @dataclass(slots=True)

@@ -1,0 +1,32 @@
+"""One helper object per open ``Workspace`` (a text cache, a graph connection), made on first use
+and dropped with the workspace: weakly keyed, so a closed workspace never keeps it alive."""
+from __future__ import annotations
+
+import threading
+import weakref
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Generic, TypeVar
+
+if TYPE_CHECKING:
+    from .workspace import Workspace
+
+T = TypeVar("T")
+
+
+class PerWorkspace(Generic[T]):
+    def __init__(self, make: Callable[[Workspace], T], close: Callable[[T], None] | None = None):
+        """``make`` builds the object for a workspace; ``close`` (optional) runs when the
+        workspace object is collected."""
+        self._make = make
+        self._close = close
+        self._items: weakref.WeakKeyDictionary[Workspace, T] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+
+    def get(self, ws: Workspace) -> T:
+        with self._lock:
+            item = self._items.get(ws)
+            if item is None:
+                item = self._items[ws] = self._make(ws)
+                if self._close is not None:
+                    weakref.finalize(ws, self._close, item)
+            return item
