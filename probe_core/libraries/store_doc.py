@@ -9,6 +9,7 @@ is refused before anything is written; if indexing fails, the new file is remove
 """
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
@@ -125,6 +126,25 @@ def _write_new(docs, rel: str, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
-        os.link(tmp, docs / rel)  # fails if the name exists: nothing is overwritten
+        try:
+            os.link(tmp, docs / rel)  # fails if the name exists: nothing is overwritten
+        except FileExistsError:
+            raise
+        except OSError as exc:  # a filesystem without hard links (FAT, some network and FUSE mounts)
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EMLINK, errno.ENOSYS):
+                raise
+            _write_exclusive(docs / rel, text)
     finally:
         tmp.unlink(missing_ok=True)
+
+
+def _write_exclusive(path, text: str) -> None:
+    """Create ``path`` (never through a link, never over an existing file) and write ``text``; a
+    write that fails removes the half-written file."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+    except BaseException:
+        os.unlink(path)
+        raise
