@@ -39,15 +39,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 import watchfiles
 from watchfiles import Change
 
-from ..scan import IgnoreRules, Listing, walk_tree
+from ..scan import ALWAYS_IGNORED_NAMES, IgnoreRules, Listing, walk_tree
 
 log = logging.getLogger("probe.watch")
 
 FileChange = tuple[Change, str]
 Identity = tuple[int, int]  # (st_dev, st_ino)
-
-# Top-level directories that are never walked: version control and Probe's own data.
-VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", ".jj", "_darcs", ".probe"})
 
 _MAIN_WAIT_MS = 100  # how long a wait on the main watch blocks before the loop looks around (and drains the other)
 _EXTRA_WAIT_MS = 10  # the supplementary watch is only drained (watchfiles sleeps a 50 ms step first)
@@ -179,7 +176,7 @@ class WatchedDirs:
         touched: set[str] = set()
         for change, abs_path in changes:
             rel = self._relative(abs_path)
-            if not rel or rel.partition("/")[0] in VCS_DIRS:
+            if not rel or rel.partition("/")[0] in ALWAYS_IGNORED_NAMES:
                 continue
             touched.add(rel)
             if change == Change.deleted:

@@ -34,9 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..scan import IgnoreRules
+from ..scan import ALWAYS_IGNORED_NAMES, IgnoreRules
 from .tree_poll import TreePoll
-from .watched_dirs import VCS_DIRS, WatchedDirs, WatchLimitReached, watch_limit
+from .watched_dirs import WatchedDirs, WatchLimitReached, watch_limit
 
 log = logging.getLogger("probe.watch")
 
@@ -159,7 +159,7 @@ class RepoWatcher:
         rel = self._relative(abs_path)
         if not rel:
             return False
-        if rel.partition("/")[0] in VCS_DIRS:
+        if rel.partition("/")[0] in ALWAYS_IGNORED_NAMES:
             return rel in (".git/HEAD", ".git/info/exclude")
         if IgnoreRules.is_rule_file(rel):
             return True

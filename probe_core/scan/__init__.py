@@ -13,6 +13,7 @@ The built-in ignore list lives in ``_default_ignores``.
 """
 from __future__ import annotations
 
+from probe_core.scan._default_ignores import ALWAYS_IGNORED_NAMES
 from probe_core.scan._ignore_rules import IgnoreRules, is_ignored
 from probe_core.scan._safe_paths import read_regular_file, read_text, resolve_inside_root, shown_path
 from probe_core.scan._walk import Entry, Listing, entered_dirs, walk_tree
@@ -26,6 +27,7 @@ from probe_core.scan._scanner import (
 )
 
 __all__ = [
+    "ALWAYS_IGNORED_NAMES",
     "BINARY_SNIFF_BYTES",
     "DEFAULT_MAX_FILE_BYTES",
     "Entry",
