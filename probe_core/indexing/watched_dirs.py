@@ -175,7 +175,7 @@ class WatchedDirs:
         deleted: set[str] = set()
         touched: set[str] = set()
         for change, abs_path in changes:
-            rel = self._relative(abs_path)
+            rel = relative_path(self._prefix, abs_path)
             if not rel or rel.partition("/")[0] in ALWAYS_IGNORED_NAMES:
                 continue
             touched.add(rel)
@@ -346,11 +346,14 @@ class WatchedDirs:
         if gone:
             self._drop(gone)
 
-    def _relative(self, abs_path: str) -> str | None:
-        if not abs_path.startswith(self._prefix):
-            return None
-        rel = abs_path[len(self._prefix):]
-        return rel.replace(os.sep, "/") if os.sep != "/" else rel
+
+def relative_path(prefix: str, abs_path: str) -> str | None:
+    """``abs_path`` as a posix path relative to the root whose ``prefix`` (the root with a trailing
+    separator) it starts with; None for a path outside the root."""
+    if not abs_path.startswith(prefix):
+        return None
+    rel = abs_path[len(prefix):]
+    return rel.replace(os.sep, "/") if os.sep != "/" else rel
 
 
 def _walk_dirs(rules: IgnoreRules) -> dict[str, Identity]:

@@ -36,7 +36,7 @@ from pathlib import Path
 
 from ..scan import ALWAYS_IGNORED_NAMES, IgnoreRules
 from .tree_poll import TreePoll
-from .watched_dirs import WatchedDirs, WatchLimitReached, watch_limit
+from .watched_dirs import WatchedDirs, WatchLimitReached, relative_path, watch_limit
 
 log = logging.getLogger("probe.watch")
 
@@ -146,17 +146,11 @@ class RepoWatcher:
         return frozenset(source.dirs) if source is not None else frozenset()
 
     # -- events ------------------------------------------------------------------------------
-    def _relative(self, abs_path: str) -> str | None:
-        if not abs_path.startswith(self._prefix):
-            return None
-        rel = abs_path[len(self._prefix):]
-        return rel.replace(os.sep, "/") if os.sep != "/" else rel
-
     def _accept(self, _change, abs_path: str) -> bool:
         """The event filter: keep what the scanner would index, plus the files that steer it."""
         if abs_path == self._git_head:
             return True
-        rel = self._relative(abs_path)
+        rel = relative_path(self._prefix, abs_path)
         if not rel:
             return False
         if rel.partition("/")[0] in ALWAYS_IGNORED_NAMES:
@@ -178,7 +172,7 @@ class RepoWatcher:
                 if abs_path == self._git_head:  # a checkout (also in a linked worktree)
                     self._full_reason = "git_head"
                     continue
-                rel = self._relative(abs_path)
+                rel = relative_path(self._prefix, abs_path)
                 if rel is None:
                     continue
                 if rel == ".git/HEAD":
