@@ -27,7 +27,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from probe_core.scan._ignore_rules import IgnoreRules
+from probe_core.scan._ignore_rules import IgnoreRules, split_rel_path
 
 # A directory opened for listing: never through a symlink in its last component, never a file.
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -76,13 +76,11 @@ def walk_tree(rules: IgnoreRules, start: str = "") -> Iterator[Listing]:
     root = str(rules.root)
     expected: Identity | None = None  # the root: whatever directory it is now
     if start:
-        parts = [part for part in start.split("/") if part not in ("", ".")]
-        if ".." in parts or not all(map(is_utf8, parts)):
-            return
         try:
-            if rules.matches("/".join(parts), True):
+            parts = split_rel_path(start)
+            if not all(map(is_utf8, parts)) or rules.matches("/".join(parts), True):
                 return
-        except ValueError:
+        except ValueError:  # absolute, or climbing out with ".."
             return
         expected = _identity_below(root, parts)
         if expected is None:
