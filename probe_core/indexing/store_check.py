@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..redaction import public_url
 from ..storage.protocol import StoreFilter
 
 if TYPE_CHECKING:
@@ -49,5 +50,5 @@ def check_store(ws: Workspace) -> StoreCheck:
     """Count both sides (raises the store's ``ProbeError`` when it cannot be opened at all)."""
     manifest_points = ws.manifest.counts()["chunks"]
     store_points = ws.store.count(StoreFilter(workspace_id=ws.workspace_id)) if manifest_points else 0
-    where = ws.config.qdrant_url or str(ws.probe_dir / "store" / ws.collection)
+    where = public_url(ws.config.qdrant_url) or str(ws.probe_dir / "store" / ws.collection)  # as status shows it
     return StoreCheck(manifest_points, store_points, ws.manifest.get_meta("index_dirty") == "1", where)
