@@ -143,9 +143,9 @@ def _list_dir(rules: IgnoreRules, rel_dir: str, abs_dir: str, expected: Identity
         os.close(fd)
 
 
-def entered_dirs(rules: IgnoreRules, start: str = "") -> list[str]:
+def entered_dirs(rules: IgnoreRules) -> list[str]:
     """The directories (posix, relative; ``""`` for the root) ``walk_tree`` enters and can list."""
-    return [listing.rel for listing in walk_tree(rules, start) if listing.error is None]
+    return [listing.rel for listing in walk_tree(rules) if listing.error is None]
 
 
 def is_utf8(name: str) -> bool:
