@@ -163,7 +163,7 @@ def _print_owner_report(report: dict, status: dict) -> None:
 
     from .render import print_index_report
 
-    print_index_report(SimpleNamespace(**{**report, "errors": [tuple(e) for e in report.get("errors") or []]}))
+    print_index_report(SimpleNamespace(**{**report, "errors": report.get("errors") or []}))
     print(f"(indexed by the running {_owner_name(status)}, pid {report['owner_pid']}; dense vectors "
           f"{status.get('chunks_embedded')}/{status.get('chunks_indexed')})")
 
@@ -282,7 +282,7 @@ def _index_background(args) -> int:
         left = (status.get("chunks_indexed") or 0) - (status.get("chunks_embedded") or 0)
         print(f"indexed {out['files_indexed']} files ({out['chunks_indexed']} chunks), {out['files_unchanged']} "
               f"unchanged, {out['files_deleted']} deleted: search works now (lexical).")
-        print_failures([tuple(e) for e in out.get("errors") or []])
+        print_failures(out.get("errors") or [])
         if left > 0:
             print(f"dense vectors: {status.get('chunks_embedded')}/{status.get('chunks_indexed')} chunks, filling in "
                   f"in the background ({_owner_name(status)}, pid {owner.get('pid')}); `probe index --wait` waits, "

@@ -33,9 +33,7 @@ def cmd_doctor(args) -> int:
     if args.json:
         print(json.dumps({"status": overall, "checks": [c.to_dict() for c in checks]}, indent=2))
     else:
-        from rich.markup import escape
-
-        from .render import console
+        from .render import console, escape
 
         for c in checks:
             mark, colour = _MARK[c.status]

@@ -33,7 +33,6 @@ from .records import (
     RegistryError,
     WorkspaceRecord,
     iso,
-    public_url,
     record_for,
     registry_summary,
     this_host,

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from typing import Callable
 
-from .records import Registry, WorkspaceRecord, public_url
+from ..redaction import public_url
+from .records import Registry, WorkspaceRecord
 from .server_copy import SERVER_COLLECTION, server_records
 
 ConnectFn = Callable[[str], object]  # url → a qdrant_client.QdrantClient (or compatible)
