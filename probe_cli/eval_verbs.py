@@ -103,6 +103,8 @@ def _seconds(text: str) -> float:
 
 
 def register(sub) -> None:
+    from probe_core.limits import TOP_K
+
     sp = sub.add_parser("eval", help="score retrieval on this repository's git history (Probe vs BM25)",
                         description="Each usable commit's message is a query and the functions it changed are the "
                                     "answer; reports R@1, R@10 and MRR@10 for Probe and a plain BM25 baseline.")
@@ -111,6 +113,6 @@ def register(sub) -> None:
                     help="evaluate at most this many commits (default 100)")
     sp.add_argument("--max-seconds", type=_seconds, default=600, metavar="S",
                     help="stop after this many seconds (default 600)")
-    sp.add_argument("--top-k", type=int, default=10, help=argparse.SUPPRESS)
+    sp.add_argument("--top-k", type=TOP_K.flag, default=10, help=argparse.SUPPRESS)
     sp.add_argument("--json", action="store_true", help="print the full report (every commit) as JSON")
     sp.set_defaults(func=cmd_eval)
