@@ -30,7 +30,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 METRICS = ("R@1", "R@5", "R@10", "MRR@10", "nDCG@10")
-MCP_MAX_TOKENS = 6000  # the search tool's default budget: the scorer calls it without max_tokens
 
 
 def load_scorer(path: Path):
@@ -79,6 +78,18 @@ class _QueryVectorCache:
         return self._memo[key]
 
 
+def mcp_answer(ws, query: str, ranking, top_k: int = 10) -> dict:
+    """``search`` as ``probe mcp`` answers it: the results trimmed to the search tool's default token
+    budget (the scorer calls it without max_tokens)."""
+    from probe_core.engine.answers import fit_budget
+    from probe_core.engine.settings import EngineSettings
+    from probe_core.retrieval.search import search
+
+    out = search(ws, query, top_k=top_k, ranking=ranking).to_dict()
+    fit_budget(out["results"], EngineSettings().default_max_tokens)
+    return out
+
+
 def pooled(rows: list[dict]) -> dict:
     return {m: statistics.fmean(r["metrics"][m] for r in rows) for m in METRICS} if rows else {}
 
@@ -101,9 +112,7 @@ def main() -> int:
     apply_hacks(args.hack)
 
     from probe_core import Workspace, index_workspace
-    from probe_core.engine.answers import fit_budget
     from probe_core.indexing import indexer as indexer_mod
-    from probe_core.retrieval.search import search
 
     indexer_mod.CONTEXT_HEADER = not args.no_context_header
     scorer = load_scorer(args.scorer)
@@ -131,8 +140,7 @@ def main() -> int:
             for name, ranking in variants:
                 for q in (q for q in queries if q["corpus"] == corpus):
                     t1 = time.perf_counter()
-                    out = search(ws, q["query"], top_k=args.top_k, ranking=ranking).to_dict()
-                    fit_budget(out["results"], MCP_MAX_TOKENS)
+                    out = mcp_answer(ws, q["query"], ranking, args.top_k)
                     ms = (time.perf_counter() - t1) * 1000
                     res = [{"path": r["path"], "start_line": r["start_line"], "end_line": r["end_line"],
                             "kind": r["chunk_kind"], "signals": r["signals"]} for r in out["results"]]

@@ -75,12 +75,15 @@ def kendall_tau_b(xs: list[float], ys: list[float]) -> float:
     return (concordant - discordant) / denom if denom else 0.0
 
 
+def _means(rows: dict[str, list[dict]]) -> dict[str, dict[str, float]]:
+    """Each variant's mean R@10 and MRR@10 over its queries."""
+    return {name: {m: statistics.fmean(r[m] for r in rs) for m in ("R@10", "MRR@10")} for name, rs in rows.items()}
+
+
 def dev_scores(corpus_root: Path, queries_path: Path, scorer_path: Path) -> dict[str, dict[str, float]]:
-    from eval_retrieval import MCP_MAX_TOKENS, _QueryVectorCache, load_scorer
+    from eval_retrieval import _QueryVectorCache, load_scorer, mcp_answer
     from probe_core import Workspace
-    from probe_core.engine.answers import fit_budget
     from probe_core.retrieval.ranking import RankingSettings
-    from probe_core.retrieval.search import search
 
     scorer = load_scorer(scorer_path)
     queries = [json.loads(line) for line in queries_path.read_text().splitlines() if line.strip()]
@@ -92,20 +95,17 @@ def dev_scores(corpus_root: Path, queries_path: Path, scorer_path: Path) -> dict
         for name, changes in VARIANTS.items():
             ranking = RankingSettings.from_dict(changes)
             for q in (q for q in queries if q["corpus"] == corpus):
-                out = search(ws, q["query"], top_k=10, ranking=ranking).to_dict()
-                fit_budget(out["results"], MCP_MAX_TOKENS)
+                out = mcp_answer(ws, q["query"], ranking)
                 rows[name].append(scorer.score_search(out["results"], q["gold"]))
         ws.close()
-    return {name: {m: statistics.fmean(r[m] for r in rs) for m in ("R@10", "MRR@10")} for name, rs in rows.items()}
+    return _means(rows)
 
 
 def history_scores(roots: list[Path]) -> tuple[dict[str, dict[str, float]], dict]:
-    from eval_retrieval import MCP_MAX_TOKENS, _QueryVectorCache
+    from eval_retrieval import _QueryVectorCache, mcp_answer
     from probe_core import Workspace
-    from probe_core.engine.answers import fit_budget
     from probe_core.evaluation import evaluate_history
     from probe_core.retrieval.ranking import RankingSettings
-    from probe_core.retrieval.search import search
 
     per_case: dict[str, list[dict]] = {name: [] for name in [*VARIANTS, "bm25"]}
     reports = {}
@@ -114,9 +114,7 @@ def history_scores(roots: list[Path]) -> tuple[dict[str, dict[str, float]], dict
         ws.set_embedder(_QueryVectorCache(ws.embedder))
 
         def answer(query: str, ranking: dict | None) -> list[dict]:
-            out = search(ws, query, top_k=10, ranking=RankingSettings.from_dict(ranking)).to_dict()
-            fit_budget(out["results"], MCP_MAX_TOKENS)
-            return out["results"]
+            return mcp_answer(ws, query, RankingSettings.from_dict(ranking))["results"]
 
         report = evaluate_history(ws, answer, variants=dict(VARIANTS), max_commits=1000, max_seconds=3600)
         reports[str(root)] = {k: v for k, v in report.to_dict().items() if k != "cases"}
@@ -124,8 +122,7 @@ def history_scores(roots: list[Path]) -> tuple[dict[str, dict[str, float]], dict
             for name in per_case:
                 per_case[name].append(case.scores[name])
         ws.close()
-    return ({name: {m: statistics.fmean(r[m] for r in rs) for m in ("R@10", "MRR@10")} for name, rs in per_case.items()},
-            reports)
+    return _means(per_case), reports
 
 
 def main() -> int:

@@ -12,18 +12,17 @@ from pathlib import Path
 
 def cmd_eval(args) -> int:
     from probe_core import Workspace
-    from probe_core.engine import open_engine
-    from probe_core.engine.settings import EngineSettings
+    from probe_core.engine import EngineSettings, open_engine
     from probe_core.evaluation import evaluate_history
 
-    budget = EngineSettings().default_max_tokens  # answers are scored as the MCP tool returns them by default
     root = Path(args.root or os.getcwd())
+    max_tokens = EngineSettings().default_max_tokens  # answers are scored as the MCP tool returns them
     ws = Workspace.open(root, create=False)  # the manifest and symbol graph, read-only
     try:
         # Probe answers through the same engine as `probe search` (in-process, or a running `probe mcp`)
         with open_engine(root, background=False) as engine, _Progress(args) as bar:
             def search(query: str, _ranking: dict | None) -> list[dict]:
-                return engine.search(query, top_k=args.top_k, max_tokens=budget)["results"]
+                return engine.search(query, top_k=args.top_k, max_tokens=max_tokens)["results"]
 
             report = evaluate_history(ws, search, max_commits=args.max_commits, max_seconds=args.max_seconds,
                                       top_k=args.top_k, progress=bar.update)
@@ -104,6 +103,8 @@ def _seconds(text: str) -> float:
 
 
 def register(sub) -> None:
+    from probe_core.limits import TOP_K
+
     sp = sub.add_parser("eval", help="score retrieval on this repository's git history (Probe vs BM25)",
                         description="Each usable commit's message is a query and the functions it changed are the "
                                     "answer; reports R@1, R@10 and MRR@10 for Probe and a plain BM25 baseline.")
@@ -112,6 +113,6 @@ def register(sub) -> None:
                     help="evaluate at most this many commits (default 100)")
     sp.add_argument("--max-seconds", type=_seconds, default=600, metavar="S",
                     help="stop after this many seconds (default 600)")
-    sp.add_argument("--top-k", type=int, default=10, help=argparse.SUPPRESS)
+    sp.add_argument("--top-k", type=TOP_K.flag, default=10, help=argparse.SUPPRESS)
     sp.add_argument("--json", action="store_true", help="print the full report (every commit) as JSON")
     sp.set_defaults(func=cmd_eval)

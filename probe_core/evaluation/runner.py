@@ -40,7 +40,6 @@ class EvalProgress:
     evaluated: int
     cap: int
     examined: int
-    elapsed_s: float
 
 
 @dataclass(slots=True)
@@ -148,7 +147,7 @@ def evaluate_history(ws: Workspace, search: SearchFn, *, variants: dict[str, dic
             case.scores[BASELINE] = score(baseline.search(query, top_k), golds)
             report.cases.append(case)
         if progress is not None:
-            progress(EvalProgress(len(report.cases), max_commits, report.examined, time.monotonic() - t0))
+            progress(EvalProgress(len(report.cases), max_commits, report.examined))
     report.seconds = time.monotonic() - t0
     if not report.cases:
         raise EvaluationError(

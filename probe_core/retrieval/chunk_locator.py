@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+from collections.abc import Callable
 
 from ..storage.manifest import ChunkRow
 from ..workspace import Workspace
@@ -42,14 +43,21 @@ class _FileChunks:
 class ChunkLocator:
     """Line → innermost live chunk, per file; each file's chunk rows are read from the manifest once."""
 
-    def __init__(self, ws: Workspace, priors: dict[str, float] | None = None) -> None:
+    def __init__(self, ws: Workspace, prior: Callable[[str], float] | None = None) -> None:
         self._ws = ws
         self._files: dict[str, _FileChunks] = {}
-        self._priors = priors or {}
+        self._prior = prior
+        self._priors: dict[str, float] = {}
 
     def prior(self, path: str) -> float:
-        """How much a match in ``path`` counts (its kind prior; 1.0 when none was given)."""
-        return self._priors.get(path, 1.0)
+        """How much a match in ``path`` counts (its kind prior, worked out for the files that match
+        only; 1.0 when none was given)."""
+        if self._prior is None:
+            return 1.0
+        value = self._priors.get(path)
+        if value is None:
+            value = self._priors[path] = self._prior(path)
+        return value
 
     def at(self, path: str, line: int) -> ChunkRow | None:
         """The smallest live chunk of ``path`` containing ``line`` (None: no chunk, e.g. a blank

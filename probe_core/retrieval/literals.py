@@ -198,7 +198,7 @@ def exact_lists(ws: Workspace, intent: QueryIntent, allowed: Callable[[str, str 
     indexed = file_texts(ws).current(ws)
     total = max(1, len(indexed))
     files = {p: f for p, f in indexed.items() if allowed(p, f.language, f.chunk_kind)}
-    chunks = ChunkLocator(ws, {p: prior(p, f.chunk_kind) for p, f in files.items()})
+    chunks = ChunkLocator(ws, lambda path: prior(path, files[path].chunk_kind))
 
     scores: dict[str, float] = {}
     spans: dict[str, int] = {}

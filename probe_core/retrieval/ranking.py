@@ -34,19 +34,14 @@ class RankingSettings:
     # (0: off); the top hits themselves keep their places (graph_evidence.py).
     graph_weight: float = 0.5
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
     def replace(self, **changes) -> "RankingSettings":
         return dataclasses.replace(self, **changes)
 
     @classmethod
-    def from_dict(cls, data: dict | None, base: "RankingSettings | None" = None) -> "RankingSettings":
-        """``base`` (default: the defaults) with the changes in ``data``; unknown keys or bad values are a
-        ``ConfigError``."""
-        base = base or DEFAULT_RANKING
+    def from_dict(cls, data: dict | None) -> "RankingSettings":
+        """The defaults with the changes in ``data``; unknown keys or bad values are a ``ConfigError``."""
         if not data:
-            return base
+            return DEFAULT_RANKING
         if not isinstance(data, dict):
             raise ConfigError("ranking settings must be an object")
         known = {f.name: f for f in dataclasses.fields(cls)}
@@ -59,7 +54,7 @@ class RankingSettings:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise ConfigError(f"ranking setting {key!r} must be a non-negative number, not {value!r}")
             changes[key] = want(value)
-        return dataclasses.replace(base, **changes)
+        return dataclasses.replace(DEFAULT_RANKING, **changes)
 
 
 DEFAULT_RANKING = RankingSettings()

@@ -227,8 +227,9 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
     intent = parse_query(query)
     lists: dict[str, tuple[list[str], float]] = {}
     live_tree = _exact_lists_apply(ws, flt)  # the extra lists read the live (last indexed) versions
+    allowed = _allowed(flt, paths)
     if hits and live_tree:
-        exact = exact_lists(ws, intent, _allowed(flt, paths), lambda path, kind: kind_prior(
+        exact = exact_lists(ws, intent, allowed, lambda path, kind: kind_prior(
             {"file_path": path, "chunk_kind": kind}, intent, flt.chunk_kinds, ranking))
         lists = {"literal": (exact.literal, ranking.literal_weight),
                  "identifier": (exact.identifier, ranking.identifier_weight)}
@@ -237,7 +238,7 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
     # only the head is merged into ranges: a long tail of weak hits would stretch the top ranges
     ranges = merge_hits(hits[:max(MERGE_POOL, top_k * 3)])
     if hits and live_tree and ranking.graph_weight:
-        ranges = _with_graph_neighbours(ws, ranges, hits, intent, flt, paths, ranking)
+        ranges = _with_graph_neighbours(ws, ranges, hits, intent, flt, allowed, ranking)
     effective = mode if mode != "auto" else ("quality" if ws.config.reranker_url else "fast")
     rerank_scores: dict[int, float] = {}
     if effective == "quality":
@@ -267,10 +268,10 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
 
 
 def _with_graph_neighbours(ws: Workspace, ranges: list[Range], hits: list[StoreHit], intent: QueryIntent,
-                           flt: SearchFilters, paths: list[str] | None, ranking: RankingSettings) -> list[Range]:
-    """The ranges with the symbol-graph neighbours of the top hits joined (graph_evidence.py)."""
+                           flt: SearchFilters, allowed, ranking: RankingSettings) -> list[Range]:
+    """The ranges with the symbol-graph neighbours of the top hits joined (graph_evidence.py);
+    ``allowed``: the search's filters as a predicate (``_allowed``)."""
     kinds = ws.manifest.indexed_files()
-    allowed = _allowed(flt, paths)
     wanted = set(flt.chunk_kinds or []) | ({"test"} if intent.asks_tests else set())
 
     def neighbour_allowed(path: str) -> bool:
