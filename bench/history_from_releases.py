@@ -34,6 +34,11 @@ _THANKS = re.compile(r"Thanks\s+@?[\w-]+!\s*-?\s*")
 _SHA = re.compile(r"`?[0-9a-f]{7,40}`?")
 
 
+def final_release(v: str) -> bool:
+    """A final release: ``1.2.3``, not npm's ``1.2.3-beta.1`` nor PyPI's ``2.0.0rc1`` / ``1.0.post1``."""
+    return re.fullmatch(r"\d+(?:\.\d+)*", v) is not None
+
+
 def version_key(v: str) -> tuple[int, ...]:
     return tuple(int(x) for x in v.split("."))
 
@@ -91,7 +96,7 @@ def main() -> int:
                                  capture_output=True, text=True).stdout
         versions = re.search(r"Available versions:\s*(.*)", listing).group(1).replace(" ", "").split(",")
     lo, hi = version_key(args.first), version_key(args.last)
-    versions = sorted((v for v in versions if "-" not in v and lo <= version_key(v) <= hi), key=version_key)
+    versions = sorted((v for v in versions if final_release(v) and lo <= version_key(v) <= hi), key=version_key)
     if args.out.exists():
         sys.exit(f"{args.out} exists; remove it first")
     args.out.mkdir(parents=True)
