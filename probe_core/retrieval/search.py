@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
 import os
 import time
@@ -271,11 +272,11 @@ def _with_graph_neighbours(ws: Workspace, ranges: list[Range], hits: list[StoreH
                            flt: SearchFilters, allowed, ranking: RankingSettings) -> list[Range]:
     """The ranges with the symbol-graph neighbours of the top hits joined (graph_evidence.py);
     ``allowed``: the search's filters as a predicate (``_allowed``)."""
-    kinds = ws.manifest.indexed_files()
     wanted = set(flt.chunk_kinds or []) | ({"test"} if intent.asks_tests else set())
 
-    def neighbour_allowed(path: str) -> bool:
-        meta = kinds.get(path)
+    @functools.cache
+    def neighbour_allowed(path: str) -> bool:  # a few dozen candidates: rows by key, not the whole table
+        meta = ws.manifest.indexed_file(path)
         return (meta is not None and allowed(path, meta[1], meta[2])
                 and (meta[2] != "test" or "test" in wanted))
 

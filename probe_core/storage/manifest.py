@@ -253,6 +253,13 @@ class Manifest:
                 "SELECT path, file_hash, language, chunk_kind FROM files WHERE last_error IS NULL").fetchall()
         return {r[0]: (r[1], r[2], r[3]) for r in rows}
 
+    def indexed_file(self, path: str) -> tuple[str, str | None, str | None] | None:
+        """``indexed_files()[path]`` without reading the whole table (one row, by primary key)."""
+        with self._lock:
+            row = self._db.execute("SELECT file_hash, language, chunk_kind FROM files"
+                                   " WHERE path=? AND last_error IS NULL", (path,)).fetchone()
+        return tuple(row) if row is not None else None
+
     def chunk_payloads(self, point_ids: list[str]) -> dict[str, dict]:
         """The store payload fields ranking reads, for live chunks found outside the store's lists."""
         out: dict[str, dict] = {}
