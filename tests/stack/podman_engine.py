@@ -21,10 +21,20 @@ from pathlib import Path
 STANDIN_IMAGE = "localhost/probe-standin:test"
 QDRANT_VERSION = "1.19.1"
 APT_HINT = "apt-get install -y podman busybox-static runc"
+# System tools live in sbin too: runc, and the iptables that podman's netavark runs to wire a
+# container's network. The caller's PATH may have no sbin (PATH=/usr/bin:/bin on a fresh login), so
+# the engine gets a PATH of its own, and the tools are looked up in it.
+SBIN_DIRS = ("/usr/local/sbin", "/usr/sbin", "/sbin")
+
+
+def system_path(path: str | None = None) -> str:
+    """``path`` (default: this process's PATH) with the sbin directories it lacks added at the end."""
+    dirs = [d for d in (os.environ.get("PATH", "/usr/bin:/bin") if path is None else path).split(os.pathsep) if d]
+    return os.pathsep.join(dirs + [d for d in SBIN_DIRS if d not in dirs])
 
 
 def missing_tools() -> list[str]:
-    return [t for t in ("podman", "busybox", "runc") if shutil.which(t) is None]
+    return [t for t in ("podman", "busybox", "runc") if shutil.which(t, path=system_path()) is None]
 
 
 def free_port() -> int:
@@ -45,18 +55,19 @@ class PodmanEngine:
         # makes the API's event stream carry container events without journald.
         conf.write_text('[containers]\ndefault_ulimits = ["nofile=20000:20000", "nproc=1024:1024"]\n'
                         '[engine]\nruntime = "runc"\nevents_logger = "file"\n')
-        self.env = {**os.environ, "CONTAINERS_CONF": str(conf)}
+        self.env = {**os.environ, "CONTAINERS_CONF": str(conf), "PATH": system_path()}
+        self.binary = shutil.which("podman", path=self.env["PATH"]) or "podman"
         self.proc: subprocess.Popen | None = None
         self._hc_stop = threading.Event()
         self._hc_thread: threading.Thread | None = None
 
     def podman(self, *args: str, check: bool = True, timeout: float = 60) -> subprocess.CompletedProcess:
-        return subprocess.run(["podman", *args], env=self.env, capture_output=True, text=True,
+        return subprocess.run([self.binary, *args], env=self.env, capture_output=True, text=True,
                               check=check, timeout=timeout)
 
     def start(self) -> None:
         log = (self.workdir / "service.log").open("w")
-        self.proc = subprocess.Popen(["podman", "system", "service", "--time=0", self.docker_host],
+        self.proc = subprocess.Popen([self.binary, "system", "service", "--time=0", self.docker_host],
                                      env=self.env, stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + 30
         while not self.socket.exists():
@@ -77,7 +88,7 @@ class PodmanEngine:
     def import_standin(self) -> None:
         root = self.workdir / "rootfs"
         (root / "bin").mkdir(parents=True, exist_ok=True)
-        shutil.copy2(shutil.which("busybox"), root / "bin" / "busybox")
+        shutil.copy2(shutil.which("busybox", path=system_path()), root / "bin" / "busybox")
         for applet in ("sh", "httpd", "wget", "cat", "sleep"):
             link = root / "bin" / applet
             if not link.exists():
