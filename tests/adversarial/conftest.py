@@ -23,9 +23,10 @@ import pytest
 from ..conftest import REPO_FILES, write_tree
 from ..mcp.conftest import call, probe_mcp, search, server_params, status, wait_indexed, wait_until
 from .fault_harness import REPO_ROOT, index_snapshot, probe_cli
+from .second_user import SecondUser, second_user_python
 
 __all__ = ["INIT", "RawServer", "REPO_FILES", "call", "probe_mcp", "search", "server_params", "status", "wait_indexed", "wait_until",
-           "write_tree", "probe_cli", "nobody_prefix", "shared_tmp", "index_snapshot", "tally"]
+           "write_tree", "probe_cli", "nobody_prefix", "SecondUser", "shared_tmp", "index_snapshot", "tally"]
 
 NOBODY = 65534
 _TALLY: Counter = Counter()
@@ -58,6 +59,18 @@ def nobody_prefix() -> list[str]:
     if probe.returncode != 0 or probe.stdout.strip() != str(NOBODY):
         pytest.skip(f"setpriv cannot switch to uid {NOBODY} here: {probe.stderr.strip()}")
     return prefix
+
+
+@pytest.fixture(scope="session")
+def second_user():
+    """Python for the second user (``nobody`` when root, else this user) that can import Probe: a
+    readable copy when the checkout sits in a private folder; a skip, with why, only when no
+    interpreter it may run exists."""
+    got = second_user_python(nobody_prefix() if os.geteuid() == 0 else [], REPO_ROOT)
+    if isinstance(got, str):
+        pytest.skip(got)
+    yield got
+    got.close()
 
 
 @contextmanager

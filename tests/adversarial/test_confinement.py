@@ -10,7 +10,6 @@ import json
 import os
 import queue
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -20,7 +19,7 @@ import pytest
 from probe_core.indexing.watcher import ChangeBatch, RepoWatcher, WatchSettings
 from probe_core.scan import IgnoreRules, entered_dirs, scan_files, walk_tree
 
-from .conftest import REPO_FILES, REPO_ROOT, nobody_prefix, probe_mcp, search, shared_tmp, status, tally, wait_indexed, \
+from .conftest import REPO_FILES, probe_mcp, search, shared_tmp, status, tally, wait_indexed, \
     wait_until, write_tree
 
 FAST = WatchSettings(debounce_s=0.6, max_wait_s=10.0, stable_s=0.05, burst_files=200, rescan_s=3600)
@@ -168,15 +167,16 @@ print(json.dumps({"skipped": [[s.path, s.reason] for s in scan.skipped], "files"
 """
 
 
-def test_an_unreadable_directory_stops_neither_the_watcher_nor_the_scan():
+def test_an_unreadable_directory_stops_neither_the_watcher_nor_the_scan(second_user):
     """As a user who cannot read a directory and a file (``nobody`` when the suite runs as root)."""
-    prefix = nobody_prefix() if os.geteuid() == 0 else []
+    prefix = second_user.prefix
     with shared_tmp() as base:
         root = write_tree(base / "repo", {**REPO_FILES, "locked/hidden.py": "H = 1\n", "locked_file.py": "L = 1\n"})
         if prefix:
             subprocess.run(["chown", "-R", "65534:65534", str(base)], check=True)
-        proc = subprocess.run([*prefix, sys.executable, "-c", _UNREADABLE, str(root), str(REPO_ROOT)],
-                              capture_output=True, text=True, timeout=120, cwd=base)
+        proc = subprocess.run(second_user.argv("-c", _UNREADABLE, str(root), second_user.import_root),
+                              capture_output=True, text=True, timeout=120, cwd=base,
+                              env={**os.environ, **second_user.env})
         assert proc.returncode == 0, proc.stderr[-3000:]
         out = json.loads(proc.stdout.strip().splitlines()[-1])
     assert out["can_read"] is False

@@ -20,7 +20,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from .conftest import REPO_ROOT, nobody_prefix, probe_cli, probe_mcp, shared_tmp, status, tally, wait_until, \
+from .conftest import REPO_ROOT, probe_cli, probe_mcp, shared_tmp, status, tally, wait_until, \
     write_tree
 from .fault_harness import assert_dense_consistent, assert_same_index, clean_snapshot, git, index_snapshot, \
     kill_sweep, progress, real_tree
@@ -144,10 +144,10 @@ ws.close()
 """
 
 
-def test_files_deleted_renamed_truncated_or_unreadable_mid_index():
+def test_files_deleted_renamed_truncated_or_unreadable_mid_index(second_user):
     """The moment the scan has listed the files and before any is read, eight of them change under
     it. Run as a second user when root, so that a file made unreadable really is."""
-    prefix = nobody_prefix() if os.geteuid() == 0 else []
+    prefix = second_user.prefix
     with shared_tmp() as base:
         root = write_tree(base / "repo", {f"m/{name}.py": f"def {name}():\n    return '{name}'\n" for name in
                                           ("deleted", "renamed", "truncated", "fifo", "grown", "dir", "locked",
@@ -156,9 +156,9 @@ def test_files_deleted_renamed_truncated_or_unreadable_mid_index():
         data = base / "data"
         if prefix:
             subprocess.run(["chown", "-R", "65534:65534", str(base)], check=True)
-        proc = subprocess.run([*prefix, sys.executable, "-c", _MIDINDEX, str(root), str(REPO_ROOT), str(secret)],
+        proc = subprocess.run(second_user.argv("-c", _MIDINDEX, str(root), second_user.import_root, str(secret)),
                               capture_output=True, text=True, timeout=300, cwd=base,
-                              env={**os.environ, "PROBE_DATA_DIR": str(data), "HOME": str(base)})
+                              env={**os.environ, **second_user.env, "PROBE_DATA_DIR": str(data), "HOME": str(base)})
         assert proc.returncode == 0, proc.stderr[-3000:]
         out = json.loads(proc.stdout.strip().splitlines()[-1])
     errors = out["first_errors"]

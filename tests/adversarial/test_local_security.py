@@ -11,7 +11,6 @@ import json
 import os
 import stat
 import subprocess
-import sys
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -21,7 +20,7 @@ import pytest
 
 from probe_core.doctor.endpoints import listening_inodes
 
-from .conftest import REPO_FILES, call, nobody_prefix, probe_cli, probe_mcp, shared_tmp, status, tally, wait_indexed, \
+from .conftest import REPO_FILES, SecondUser, call, nobody_prefix, probe_cli, probe_mcp, shared_tmp, status, tally, wait_indexed, \
     write_tree
 
 # What `nobody` tries; each line prints "ok" or the error it met.
@@ -52,15 +51,15 @@ print(json.dumps(out))
 """
 
 
-def _as_nobody(prefix: list[str], targets: dict) -> dict:
-    proc = subprocess.run([*prefix, sys.executable, "-c", _INTRUDER, json.dumps(targets)], capture_output=True,
+def _as_nobody(user: SecondUser, targets: dict) -> dict:
+    proc = subprocess.run(user.argv("-c", _INTRUDER, json.dumps(targets)), capture_output=True,
                           text=True, timeout=60, env={"PATH": "/usr/bin:/bin", "HOME": "/nonexistent"})
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)
 
 
-def test_a_second_user_reaches_neither_the_owner_nor_the_index():
-    prefix = nobody_prefix()
+def test_a_second_user_reaches_neither_the_owner_nor_the_index(second_user):
+    nobody_prefix()  # skips, saying why, where this run cannot switch to a second user
     with shared_tmp() as base:
         root = write_tree(base / "repo", REPO_FILES)
         data = base / "data"
@@ -89,12 +88,12 @@ def test_a_second_user_reaches_neither_the_owner_nor_the_index():
                 for name, path in targets["files"].items():
                     assert Path(path).exists(), name
                     assert open(path, "rb").read(1) is not None  # the owner reads them all
-                seen = _as_nobody(prefix, targets)
+                seen = _as_nobody(second_user, targets)
                 assert seen == {k: "PermissionError" for k in seen}, seen
                 # Loosen everything by hand: the peer-credential check still turns nobody away.
                 probe.chmod(0o755)
                 sock.chmod(0o666)
-                seen = _as_nobody(prefix, {"socket": str(sock), "files": {}, "dirs": {}})
+                seen = _as_nobody(second_user, {"socket": str(sock), "files": {}, "dirs": {}})
                 assert seen == {"socket": "PermissionError"}, seen  # connected, then refused
                 st = await status(client)
                 assert st["watcher_running"] is True  # and the owner went on serving
