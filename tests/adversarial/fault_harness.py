@@ -188,16 +188,19 @@ def spawn(kind: str, root: Path) -> subprocess.Popen:
 
 
 def kill_when(proc: subprocess.Popen, root: Path, start: tuple[int, int, int], target: tuple[str, int],
-               timeout: float = 120) -> None:
+              timeout: float = 120) -> None:
     """SIGKILL ``proc`` at a moment chosen by ``target``: ``("time", n)`` n hundredths of a second after
-    its start, ``("work", n)`` once n more files or dense vectors are in the manifest (every run of
-    the progression advances one or the other), or when it has finished by itself."""
+    its start, ``("files", n)`` once n more files are in the manifest (the lexical phase commits file
+    by file), ``("work", n)`` once n more files or dense vectors are (every run of the progression
+    advances one or the other), or when it has finished by itself."""
     what, n = target
     t0 = time.monotonic()
     while proc.poll() is None and time.monotonic() - t0 < timeout:
         if what == "time" and time.monotonic() - t0 >= n / 100:
             break
         files, _chunks, dense = progress(root)
+        if what == "files" and files - start[0] >= n:
+            break
         if what == "work" and files >= 0 and (files - start[0]) + (dense - start[2]) >= n:
             break
         time.sleep(0.02)
@@ -205,17 +208,41 @@ def kill_when(proc: subprocess.Popen, root: Path, start: tuple[int, int, int], t
     proc.wait()
 
 
-def kill_sweep(root: Path, kills: int, seed: int = 1313) -> Counter:
+def tree_files(root: Path) -> int:
+    """How many files the index of ``root`` will hold (a :func:`real_tree`: every tracked file)."""
+    out = subprocess.run([*GIT, "-C", str(root), "ls-files", "-z"], check=True, capture_output=True)
+    return out.stdout.count(b"\0")
+
+
+def kill_target(rng: random.Random, files_left: int, lexical_left: int) -> tuple[str, int] | None:
+    """A target inside the lexical phase, placed by its progress (how many files are still to be
+    committed), or None when no lexical kill is owed or too few files are left to place one. Each
+    kill takes at most a ``lexical_left + 2``-th of what is left, so the phase outlasts the kills
+    owed to it however fast the machine indexes."""
+    if lexical_left <= 0:
+        return None
+    share = files_left // (lexical_left + 2)
+    return ("files", rng.randint(1, share)) if share >= 8 else None
+
+
+def kill_sweep(root: Path, kills: int, seed: int = 1313, lexical_kills: int | None = None) -> Counter:
     """``kills`` runs of ``probe index`` (two in three) or of a ``probe mcp`` owner, each killed with
-    SIGKILL at a random moment: a quarter by time (0.5-4 s after start), the rest once 1-160 more
-    files or dense vectors are in. Each run resumes the last, so together they are one indexing.
-    Returns how many kills landed in each process and phase (startup, lexical, dense)."""
+    SIGKILL at a random moment. The first ``lexical_kills`` (default a quarter, at least 3) are placed
+    by the lexical phase's progress, a few files into what is left of it, never by time: a fast or
+    quiet machine would be past that short phase before a timed kill. The rest: a quarter by time
+    (0.5-4 s after start), the others once 1-160 more files or dense vectors are in. Each run
+    resumes the last, so together they are one indexing. Returns how many kills landed in each
+    process and phase (startup, lexical, dense)."""
     rng = random.Random(seed)
+    total = tree_files(root)
+    lexical_left = max(3, kills // 4) if lexical_kills is None else lexical_kills
     phases: Counter = Counter()
     for i in range(kills):
         kind = "mcp" if i % 3 == 2 else "index"
-        target = ("time", rng.randint(50, 400)) if i % 4 == 0 else ("work", rng.randint(1, 160))
         before = progress(root)
+        target = kill_target(rng, total - max(before[0], 0), lexical_left)
+        if target is None:
+            target = ("time", rng.randint(50, 400)) if i % 4 == 0 else ("work", rng.randint(1, 160))
         proc = spawn(kind, root)
         kill_when(proc, root, before, target)
         if proc.stdin:
@@ -223,6 +250,7 @@ def kill_sweep(root: Path, kills: int, seed: int = 1313) -> Counter:
         after = progress(root)
         phase = "dense" if after[2] > before[2] else "lexical" if after[:2] != before[:2] else "startup"
         phases[f"{kind}:{phase}"] += 1
+        lexical_left -= target[0] == "files" and phase == "lexical"
     return phases
 
 
