@@ -20,8 +20,8 @@ import pytest
 
 from probe_core.doctor.endpoints import listening_inodes
 
-from .conftest import REPO_FILES, SecondUser, call, nobody_prefix, probe_cli, probe_mcp, shared_tmp, status, tally, wait_indexed, \
-    write_tree
+from .conftest import REPO_FILES, SecondUser, call, nobody_prefix, probe_cli, probe_mcp, shared_tmp, status, tally, \
+    wait_indexed, write_tree
 
 # What `nobody` tries; each line prints "ok" or the error it met.
 _INTRUDER = r"""

@@ -28,7 +28,8 @@ def ci(tmp_path):
     (repo / "services" / "reranker").mkdir(parents=True)
 
     def run(main: int, rerank: int) -> subprocess.CompletedProcess:
-        (stubs / "uv").write_text(f'#!/bin/sh\nif [ "$1" = run ]; then echo "pytest ran with PATH=$PATH"; exit {main}; fi\nexit 0\n')
+        (stubs / "uv").write_text('#!/bin/sh\nif [ "$1" = run ]; then echo "pytest ran with PATH=$PATH"; '
+                                  f'exit {main}; fi\nexit 0\n')
         (stubs / "uv").chmod(0o755)
         (repo / "services" / "reranker" / "run-tests.sh").write_text(f"echo 'reranker tests ran'\nexit {rerank}\n")
         return subprocess.run(["bash", str(repo / ".ci" / "run")], capture_output=True, text=True, timeout=60,
