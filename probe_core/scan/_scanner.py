@@ -161,7 +161,7 @@ def _classify(
         return SkippedFile(rel, SkipReason.MISSING.value)
     except OSError:
         return SkippedFile(rel, SkipReason.UNREADABLE.value)
-    return ScannedFile(path=rel, size=info.st_size, mtime_ns=info.st_mtime_ns)
+    return ScannedFile.from_stat(rel, info)
 
 
 def _looks_binary(abs_path: str) -> bool:
