@@ -15,7 +15,7 @@ from .config import PROBE_DIR, WorkspaceConfig, init_workspace, load_config
 from .embedding.protocol import Embedder
 from .errors import ConfigError, WorkspaceNotFound
 from .gitrefs import current_branch
-from .private_dir import refuse_links
+from .private_dir import keep_out_of_git, refuse_links
 from .storage.edge import EdgeStore
 from .storage.manifest import Manifest
 from .storage.protocol import VectorStore
@@ -65,6 +65,8 @@ class Workspace:
             if not create:
                 raise WorkspaceNotFound(f"{root} has no Probe index yet; run `probe index --root {root}`")
             cfg, _ = init_workspace(root, probe_dir=probe_dir)
+        elif probe_dir is None:
+            keep_out_of_git(root / PROBE_DIR)  # a .probe/ made by a Probe that edited .gitignore instead
         ws = cls(root, cfg.with_env(), probe_dir=probe_dir)
         if "library" in ws.config.extra:  # the data dir of a reference library's index
             from .libraries.workspace import configure_library
