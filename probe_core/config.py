@@ -16,6 +16,7 @@ from pathlib import Path
 from .errors import ConfigError
 from .private_dir import PROBE_DIR_NAME, ensure_private_dir
 from .redaction import register_secret, register_url_secrets
+from .scan._git_dirs import refuse_git_internals
 
 PROBE_DIR = PROBE_DIR_NAME  # the data dir inside a repository
 CONFIG_FILE = "config.json"
@@ -185,6 +186,7 @@ def init_workspace(root: Path, preset: str | None = None, *,
     root = Path(root)
     if not root.is_dir():
         raise ConfigError(f"{root} is not a directory")
+    refuse_git_internals(root)  # before .probe/ is made inside a bare repository or .git/
     cfg = load_config(root, probe_dir)
     created = cfg is None
     if cfg is None:

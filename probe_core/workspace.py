@@ -16,6 +16,7 @@ from .embedding.protocol import Embedder
 from .errors import ConfigError, WorkspaceNotFound
 from .gitrefs import current_branch
 from .private_dir import keep_out_of_git, refuse_links
+from .scan import refuse_git_internals
 from .storage.edge import EdgeStore
 from .storage.manifest import Manifest
 from .storage.protocol import VectorStore
@@ -59,6 +60,7 @@ class Workspace:
         root = Path(root).expanduser()
         if not root.is_dir():
             raise ConfigError(f"{root} is not a directory")
+        refuse_git_internals(root)  # a bare repository, .git/: git's internals are never a workspace
         refuse_links(probe_dir if probe_dir is not None else root / PROBE_DIR)  # before reading anything
         cfg = load_config(root, probe_dir)
         if cfg is None:
