@@ -140,3 +140,24 @@ def test_a_manifest_without_ctime_migrates_and_rehashes_each_file_once(tmp_path)
     assert not is_unchanged(row, ScannedFile("a.py", 6, 5, 0, 0, 0))  # even an equal-looking stat
     assert manifest.get_meta("schema_version") == "3"
     manifest.close()
+
+
+def test_the_library_registry_follower_sees_a_rewrite_that_keeps_size_and_mtime(tmp_path, monkeypatch):
+    """``probe mcp`` re-reads ``libraries.json`` when it changes; it trusted the mtime alone."""
+    from probe_core.libraries import registry
+
+    monkeypatch.setenv("PROBE_DATA_DIR", str(tmp_path / "data"))
+    path = registry.registry_path()
+    path.parent.mkdir(parents=True)
+    path.write_text('{"version": 1, "libraries": {"aaaa": {}}}\n')
+    assert registry.registry_stamp() is None  # written just now: racy, read it again
+    hour_ago = time.time_ns() - 3600 * 10**9
+    os.utime(path, ns=(hour_ago, hour_ago))
+    time.sleep(RACY_WINDOW_NS / 1e9 + 0.1)  # the ctime too leaves the window
+    before = registry.registry_stamp()
+    assert before is not None
+    path.write_text('{"version": 1, "libraries": {"bbbb": {}}}\n')  # same size
+    os.utime(path, ns=(hour_ago, hour_ago))
+    time.sleep(RACY_WINDOW_NS / 1e9 + 0.1)
+    after = registry.registry_stamp()
+    assert after is not None and after != before
