@@ -68,7 +68,7 @@ def test_random_bracket_patterns_match_git_check_ignore(tmp_path):
         patterns.append((f"d{k}", pattern))
     paths = [f"{d}/{name}" for d, _ in patterns for name in names]
     out = subprocess.run(["git", "-C", str(root), "check-ignore", "-z", "--stdin", "--no-index"],
-                         input="\0".join(paths) + "\0", capture_output=True, text=True)
+                         input="\0".join(paths) + "\0", capture_output=True, text=True, check=False)
     assert out.returncode in (0, 1), out.stderr
     git_ignored = set(filter(None, out.stdout.split("\0")))
     rules = IgnoreRules(root)
@@ -79,3 +79,17 @@ def test_random_bracket_patterns_match_git_check_ignore(tmp_path):
     assert differ == [], differ[:10]
     assert len(git_ignored) > 300  # the patterns do match things
     tally("ignore_lines.git_check_ignore_paths", len(paths))
+
+
+def test_search_globs_python_cannot_read_as_written_are_refused_in_one_line(tmp_path):
+    """The same class in search filters: ``include_globs: ["[z-a]*"]`` was an internal error
+    (``re.error``), ``[[:alpha:]]*`` printed a FutureWarning and matched other characters."""
+    root = write_tree(tmp_path / "repo", {"a.py": "def alpha_marker():\n    return 1\n"})
+    probe_cli("index", "--lexical-only", root=root, env={"PROBE_DAEMON": "0"})
+    for glob in ("[z-a]*", "[[:alpha:]]*.py"):
+        out = probe_cli("search", "alpha_marker", "--include", glob, root=root, env={"PROBE_DAEMON": "0"},
+                        check=False)
+        assert out.returncode == 1 and out.stderr.count("\n") == 1, out.stderr
+        assert "is not a valid gitignore-style pattern" in out.stderr and "internal error" not in out.stderr
+        assert "FutureWarning" not in out.stderr
+        tally("ignore_lines.cli_cases")
