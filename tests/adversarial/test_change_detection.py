@@ -35,6 +35,7 @@ def _aged_repo(tmp_path):
     for path in root.rglob("*"):
         if ".git" not in path.parts and path.is_file():
             os.utime(path, ns=(hour_ago, hour_ago))
+    time.sleep(RACY_WINDOW_NS / 1e9 + 0.2)  # their ctime (set just now) leaves the window too
     return root
 
 
@@ -57,6 +58,8 @@ def _found_paths(root, query: str) -> list[str]:
 def test_probe_index_indexes_an_edit_that_keeps_size_and_mtime(tmp_path):
     root = _aged_repo(tmp_path)
     probe_cli("index", "--lexical-only", root=root, env=NO_DAEMON)
+    with sqlite3.connect(root / ".probe" / "manifest.sqlite") as db:  # recorded verified: no racy re-hash
+        assert 0 not in {row[0] for row in db.execute("SELECT ctime_ns FROM files")}
     _same_size_edit_keeping_mtime(root / TARGET)
     report = json.loads(probe_cli("index", "--lexical-only", "--json", root=root, env=NO_DAEMON).stdout)
     assert report["files_indexed"] == 1, report  # before the fix: 0 indexed, every file "unchanged"
@@ -114,11 +117,16 @@ def test_a_stat_taken_within_the_racy_window_is_not_trusted_next_time(tmp_path):
 
 
 def test_probe_index_records_racy_files_unverified_and_verifies_them_later(tmp_path):
-    root = write_tree(tmp_path / "repo", REPO_FILES)  # written just now: inside the window
+    """Files written just before a scan: dated 10 s ahead here, so that a slow start on a loaded
+    machine cannot age them out of the window before the scan takes their stat."""
+    root = write_tree(tmp_path / "repo", REPO_FILES)
+    soon = time.time_ns() + 10 * 10**9
+    for path in root.rglob("*.*"):
+        os.utime(path, ns=(soon, soon))
     probe_cli("index", "--lexical-only", root=root, env=NO_DAEMON)
     with sqlite3.connect(root / ".probe" / "manifest.sqlite") as db:
         assert {row[0] for row in db.execute("SELECT ctime_ns FROM files")} == {0}
-    time.sleep(RACY_WINDOW_NS / 1e9 + 0.2)
+    time.sleep(max(0.0, (soon + RACY_WINDOW_NS - time.time_ns()) / 1e9) + 0.2)
     report = json.loads(probe_cli("index", "--lexical-only", "--json", root=root, env=NO_DAEMON).stdout)
     assert report["files_indexed"] == 0 and report["files_unchanged"] == report["files_seen"], report
     with sqlite3.connect(root / ".probe" / "manifest.sqlite") as db:
