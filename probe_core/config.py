@@ -16,6 +16,7 @@ from pathlib import Path
 from .errors import ConfigError
 from .private_dir import PROBE_DIR_NAME, ensure_private_dir
 from .redaction import register_secret, register_url_secrets
+from .scan._git_dirs import refuse_git_internals
 
 PROBE_DIR = PROBE_DIR_NAME  # the data dir inside a repository
 CONFIG_FILE = "config.json"
@@ -177,28 +178,15 @@ def save_config(root: Path, cfg: WorkspaceConfig, probe_dir: Path | None = None)
     return path
 
 
-def ensure_gitignored(root: Path) -> bool:
-    """Add ``.probe/`` to the root's .gitignore when the root is a git repo. True if written."""
-    root = Path(root)
-    if not (root / ".git").exists():
-        return False
-    gi = root / ".gitignore"
-    existing = gi.read_text("utf-8", errors="replace") if gi.exists() else ""
-    lines = {ln.strip() for ln in existing.splitlines()}
-    if {".probe", ".probe/", "/.probe", "/.probe/"} & lines:
-        return False
-    sep = "" if not existing or existing.endswith("\n") else "\n"
-    gi.write_text(existing + sep + ".probe/\n", "utf-8")
-    return True
-
-
 def init_workspace(root: Path, preset: str | None = None, *,
                    probe_dir: Path | None = None) -> tuple[WorkspaceConfig, bool]:
-    """Create (or keep) ``.probe/config.json`` (``<probe_dir>/config.json`` when given: then the
-    root is left untouched, no ``.gitignore`` entry). Returns (config, created)."""
+    """Create (or keep) ``.probe/config.json`` (``<probe_dir>/config.json`` when given). Nothing
+    outside the data dir is written: ``.probe/`` keeps itself out of git with its own ``.gitignore``
+    (``private_dir.ensure_private_dir``). Returns (config, created)."""
     root = Path(root)
     if not root.is_dir():
         raise ConfigError(f"{root} is not a directory")
+    refuse_git_internals(root)  # before .probe/ is made inside a bare repository or .git/
     cfg = load_config(root, probe_dir)
     created = cfg is None
     if cfg is None:
@@ -210,5 +198,5 @@ def init_workspace(root: Path, preset: str | None = None, *,
     if created or preset is not None:
         save_config(root, cfg, probe_dir)
     if probe_dir is None:
-        ensure_gitignored(root)
+        ensure_private_dir(root / PROBE_DIR)  # an older .probe/ gains its .gitignore
     return cfg, created

@@ -546,11 +546,13 @@ async def _serve_stdio(server: MCPServer) -> None:
 def run_stdio(root: Path | None = None) -> int:
     """Serve MCP over stdin/stdout for ``root`` until the client disconnects."""
     from .engine import EngineSettings, open_engine
+    from .scan import refuse_git_internals
 
     guard = _StdoutGuard()
     root = Path(root).expanduser().resolve() if root else find_root(Path.cwd())
     if not root.is_dir():
         raise ProbeError(f"{root} is not a directory")
+    refuse_git_internals(root)  # a bare repository or .git/: refused before .probe/logs is made in it
     configure_logging(root)
     settings = EngineSettings.from_env()
 

@@ -6,6 +6,10 @@ owner's socket) and the user data dir holds global memory rules, reference libra
 workspace registry. Other users of the machine have no business in either, whatever the umask:
 every place that creates one of them goes through ``ensure_private_dir``.
 
+A repository's ``.probe/`` keeps itself out of git: it holds a ``.gitignore`` of ``*`` (as a
+virtualenv or pytest's cache does), so Probe never has to edit the user's own ``.gitignore`` (a
+tracked file: editing it blocked ``git checkout``s and showed up in every ``git status``).
+
 ``.probe/`` sits inside a repository someone else may have written: a clone that commits ``.probe``
 as a link (or ``.probe/engine.lock``, ``.probe/logs``, ... as links) would make Probe create,
 truncate, chmod and write files wherever the links point, as soon as an editor starts
@@ -22,6 +26,7 @@ from pathlib import Path
 from .errors import ConfigError
 
 PROBE_DIR_NAME = ".probe"
+GITIGNORE = ".gitignore"
 _SCAN_LIMIT = 20_000  # entries; an index holds a few hundred
 _checked: set[str] = set()
 
@@ -39,7 +44,21 @@ def ensure_private_dir(path: Path | str) -> Path:
     info = os.stat(path)
     if info.st_uid == os.getuid() and stat.S_IMODE(info.st_mode) & 0o077:
         os.chmod(path, stat.S_IMODE(info.st_mode) & 0o700)
+    if path.name == PROBE_DIR_NAME:
+        keep_out_of_git(path)
     return path
+
+
+def keep_out_of_git(probe_dir: Path) -> None:
+    """Write ``probe_dir/.gitignore`` holding ``*`` unless it exists (a user's own is kept). Git
+    then ignores the whole folder, that file included, and nothing outside it changes."""
+    try:
+        fd = os.open(Path(probe_dir) / GITIGNORE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+    except OSError:  # there already; or a read-only .probe/ (another user's), where nothing is written anyway
+        return
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        handle.write("# Probe's index: derived from the tree, never committed\n*\n")
 
 
 def refuse_links(path: Path | str) -> None:

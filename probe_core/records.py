@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -35,11 +36,28 @@ class Chunk:
 
 @dataclass(frozen=True, slots=True)
 class ScannedFile:
-    """A file the scanner decided to index."""
+    """A file the scanner decided to index, with the stat fields change detection compares.
+
+    ``(mtime, size)`` alone misses an edit that keeps the size and restores the mtime (``touch -r``,
+    ``rsync -t``, a checkout of a same-size blob): ``ctime`` cannot be set back by a user, and a
+    file replaced by another one has a new ``(dev, inode)``. See ``indexing.change_detection``."""
 
     path: str  # posix, relative to root
     size: int
     mtime_ns: int
+    ctime_ns: int = 0
+    inode: int = 0
+    dev: int = 0
+
+    @classmethod
+    def from_stat(cls, path: str, info: os.stat_result) -> "ScannedFile":
+        return cls(path, info.st_size, info.st_mtime_ns, info.st_ctime_ns, _int64(info.st_ino), _int64(info.st_dev))
+
+
+def _int64(value: int) -> int:
+    """A 64-bit unsigned stat field as the signed integer SQLite stores (overlayfs sets inodes'
+    high bits); equal values stay equal."""
+    return value - (1 << 64) if value >= 1 << 63 else value
 
 
 @dataclass(frozen=True, slots=True)

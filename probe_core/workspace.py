@@ -15,7 +15,8 @@ from .config import PROBE_DIR, WorkspaceConfig, init_workspace, load_config
 from .embedding.protocol import Embedder
 from .errors import ConfigError, WorkspaceNotFound
 from .gitrefs import current_branch
-from .private_dir import refuse_links
+from .private_dir import keep_out_of_git, refuse_links
+from .scan import refuse_git_internals
 from .storage.edge import EdgeStore
 from .storage.manifest import Manifest
 from .storage.protocol import VectorStore
@@ -59,12 +60,15 @@ class Workspace:
         root = Path(root).expanduser()
         if not root.is_dir():
             raise ConfigError(f"{root} is not a directory")
+        refuse_git_internals(root)  # a bare repository, .git/: git's internals are never a workspace
         refuse_links(probe_dir if probe_dir is not None else root / PROBE_DIR)  # before reading anything
         cfg = load_config(root, probe_dir)
         if cfg is None:
             if not create:
                 raise WorkspaceNotFound(f"{root} has no Probe index yet; run `probe index --root {root}`")
             cfg, _ = init_workspace(root, probe_dir=probe_dir)
+        elif probe_dir is None:
+            keep_out_of_git(root / PROBE_DIR)  # a .probe/ made by a Probe that edited .gitignore instead
         ws = cls(root, cfg.with_env(), probe_dir=probe_dir)
         if "library" in ws.config.extra:  # the data dir of a reference library's index
             from .libraries.workspace import configure_library

@@ -462,7 +462,7 @@ class OwnerEngine:
                                    timeout=timeout or self.settings.ready_timeout_s * 2)
 
     def rescan(self, timeout: float | None = None) -> dict:
-        """A full ``(mtime, size)`` scan now, answered when it is done (``probe index`` while this
+        """A full stat scan now, answered when it is done (``probe index`` while this
         process owns the index); dense vectors follow in the background."""
         return self._scan_and_wait(set(), full=True, reason="probe index", timeout=timeout or 110.0)
 

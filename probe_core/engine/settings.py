@@ -9,7 +9,7 @@ Every value has a default sized for a developer machine; tests shorten the timer
 | ``PROBE_MAX_WAIT_S`` | ``30`` | ...or at the latest this long after the first change of a batch |
 | ``PROBE_STABLE_S`` | ``0.25`` | file-stable check: size and mtime must not move across this interval |
 | ``PROBE_BURST_FILES`` | ``200`` | a batch with more changed paths than this becomes one full incremental scan |
-| ``PROBE_RESCAN_S`` | ``900`` | periodic ``(mtime, size)`` rescan that catches missed events |
+| ``PROBE_RESCAN_S`` | ``900`` | periodic stat rescan (mtime, size, ctime, inode) that catches missed events |
 | ``PROBE_DENSE_BATCH`` | ``16`` | chunks embedded between two chances for a search to run first |
 | ``PROBE_ATTACH_TIMEOUT_S`` | ``30`` | how long an attached process waits for an owner (or to become one) |
 | ``PROBE_RPC_TIMEOUT_S`` | ``120`` | how long an attached process waits for one answer from the owner |

@@ -32,10 +32,11 @@ from ..errors import EmbeddingError, IndexConfigMismatch, ProbeError
 from ..records import Chunk, IndexProgress, ScannedFile, short_hash
 from ..scan import read_text, scan_files
 from ..storage.disk_space import ensure_free_space
-from ..storage.manifest import ChunkRow, FileRow
+from ..storage.manifest import ChunkRow
 from ..storage.protocol import StoreFilter, StorePoint
 from ..workspace import Workspace, point_id
 from .branches import BranchBook, retag_all
+from .change_detection import file_row, is_unchanged, scan_clock
 from .store_check import check_store
 
 log = logging.getLogger("probe.index")
@@ -237,6 +238,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
         man.set_meta("index_dirty", "1")
 
         scanner = scan_files if ws.library is None else ws.library.scan  # a library also lists PDFs
+        scan_started = scan_clock()  # before any stat: the reference of the racy window
         scan = scanner(ws.root, max_file_bytes=ws.config.max_file_bytes)
         report.files_skipped = len(scan.skipped)
         scanned = scan.files if ws.library is None else [f for f in scan.files if ws.library.accepts(f.path)]
@@ -256,7 +258,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
         for f in scanned:
             state.files_scanned += 1
             row = known.get(f.path)
-            if row is not None and row.mtime_ns == f.mtime_ns and row.size == f.size:
+            if is_unchanged(row, f):  # mtime, size, ctime, inode, device; a racy stat is never trusted
                 if not row.last_error:  # a file that failed stays failed (counted as such), not "unchanged"
                     report.files_unchanged += 1
                 continue
@@ -267,8 +269,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
                 continue
             file_hash = short_hash(text)
             if row is not None and row.file_hash == file_hash and not row.last_error:
-                with man.transaction() as db:  # content unchanged, only touched
-                    db.execute("UPDATE files SET mtime_ns=?, size=? WHERE path=?", (f.mtime_ns, f.size, f.path))
+                man.update_stat(file_row(f, file_hash, scan_started))  # content unchanged, only touched
                 report.files_unchanged += 1
                 continue
             kept = bool(man.version_ids(f.path, file_hash, live=False))  # revived below, not re-chunked
@@ -285,7 +286,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
                 book.checkout_has(f.path, None)  # the checkout has no indexable version of it
                 retain = book.leave(f.path, row.file_hash, None) if row is not None else False
                 reason = str(exc) if isinstance(exc, ProbeError) else f"chunking failed: {exc}"
-                man.mark_error(f.path, f.mtime_ns, f.size, reason, retain=retain)
+                man.mark_error(file_row(f, "", scan_started), reason, retain=retain)
                 failed_now += 1
                 continue
             work.append((f, file_hash, chunks))
@@ -323,11 +324,11 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
             reuse = reusable_vectors(ws, f.path, chunks) if chunks and not kept else {}
             retain_old = book.leave(f.path, old.file_hash, file_hash) if old is not None else False
             language = language_for_path(f.path)
-            file_row = FileRow(f.path, f.mtime_ns, f.size, file_hash, None)
+            new_row = file_row(f, file_hash, scan_started)
             tags = book.tags(f.path, file_hash)
             if kept:  # another branch's version, checked out again: retag and revive, no re-embedding
                 store.set_payload_ids(kept, {"branch": tags})
-                man.revive(file_row, language, chunk_kind_for(f.path, language), retain_old=retain_old)
+                man.revive(new_row, language, chunk_kind_for(f.path, language), retain_old=retain_old)
                 report.files_revived += 1
                 report.files_indexed += 1
                 ws.touch()
@@ -340,7 +341,7 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
                 for k, (i, c) in enumerate(zip(ids, chunks))
             ])
             man.replace_file(
-                file_row, language, chunk_kind_for(f.path, language),
+                new_row, language, chunk_kind_for(f.path, language),
                 [ChunkRow(i, f.path, k, c.start_line, c.end_line, c.chunk_hash, c.symbol, c.symbol_kind,
                           c.parent_symbol, c.is_fragment) for k, (i, c) in enumerate(zip(ids, chunks))],
                 [index_text(c) for c in chunks], retain_old=retain_old, embedded={ids[k] for k in reuse},

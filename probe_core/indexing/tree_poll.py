@@ -17,7 +17,9 @@ from watchfiles import Change
 from ..scan import IgnoreRules, walk_tree
 
 FileChange = tuple[Change, str]
-_Signature = tuple[int, int, int] | None  # (mtime_ns, size, inode); None: cannot be stat-ed
+# (mtime_ns, size, ctime_ns, inode, dev); None: cannot be stat-ed. The ctime catches an edit that
+# keeps the size and restores the mtime (see indexing.change_detection).
+_Signature = tuple[int, int, int, int, int] | None
 
 
 class TreePoll:
@@ -58,7 +60,7 @@ class TreePoll:
                 continue
             dirs[listing.rel] = listing.identity
             if listing.rel:
-                signatures[listing.path] = (0, 0, listing.identity[1])  # a directory changes by identity only
+                signatures[listing.path] = (0, 0, 0, listing.identity[1], listing.identity[0])  # a directory changes by identity only
             for entry in listing.entries:
                 if not entry.entered:
                     signatures[entry.path] = _signature(entry.path)
@@ -72,4 +74,4 @@ def _signature(path: str) -> _Signature:
         info = os.stat(path)  # follows a link to a file, as the scanner does
     except (OSError, ValueError):
         return None
-    return info.st_mtime_ns, info.st_size, info.st_ino
+    return info.st_mtime_ns, info.st_size, info.st_ctime_ns, info.st_ino, info.st_dev

@@ -17,7 +17,7 @@ inotify watches are a per-user resource (``fs.inotify.max_user_watches``, 8,192 
 that editors and other watchers share. A replacement is opened before the watch it replaces is
 closed only while both together stay within half the limit; otherwise the old one is closed first
 and the gap is covered: by listing the supplementary directories again, or by a full
-``(mtime, size)`` scan after a main watch (``on_gap``). An open that hits the limit raises
+stat scan after a main watch (``on_gap``). An open that hits the limit raises
 ``WatchLimitReached``, after which the watcher polls instead.
 
 Directories are tracked by identity ``(st_dev, st_ino)`` and by deletion events: a watched
@@ -107,7 +107,7 @@ class WatchedDirs:
                  stop: threading.Event, steering_dirs: Callable[[], list[str]], on_gap: Callable[[], None]):
         """``accept`` filters events (the scanner's ignore rules); ``steering_dirs`` lists the
         directories outside the walk watched for the files that steer scans (``.git/`` for HEAD);
-        ``on_gap`` asks for a full ``(mtime, size)`` scan when events may have been missed."""
+        ``on_gap`` asks for a full stat scan when events may have been missed."""
         self.root = root
         self._prefix = root.rstrip(os.sep) + os.sep
         self.rules = rules

@@ -16,9 +16,10 @@ Two threads:
   events may have been lost.
 * the *flush* thread owns the timers. A batch goes out after ``debounce_s`` of quiet (trailing
   debounce) or ``max_wait_s`` after its first event, whichever comes first, and only once the
-  changed files are stable (size and mtime unchanged across ``stable_s``: an editor or a
+  changed files are stable (their stat unchanged across ``stable_s``: an editor or a
   checkout still writing postpones it). More than ``burst_files`` paths become one full
-  incremental scan. Every ``rescan_s`` a full ``(mtime, size)`` rescan catches missed events.
+  incremental scan. Every ``rescan_s`` a full stat rescan catches missed events (the indexer
+  compares mtime, size, ctime, inode and device, and hashes racy files: ``change_detection``).
 
 watchfiles' own ``debounce``/``step`` only group raw events; the trailing debounce is ours, and
 the filtering too (watchfiles' filter would keep ``watch`` from reporting quiet while ignored
@@ -317,7 +318,7 @@ class RepoWatcher:
         return ChangeBatch(paths, False, "changes")
 
     def _stable(self, paths: list[str]) -> bool:
-        """Whether the (existing) changed files keep their size and mtime across ``stable_s``."""
+        """Whether the (existing) changed files keep their stat across ``stable_s``."""
         if self.settings.stable_s <= 0 or not paths:
             return True
         sample = paths[:_STABLE_CHECK_MAX_FILES]
@@ -326,12 +327,12 @@ class RepoWatcher:
             return True
         return before == [self._stat(p) for p in sample]
 
-    def _stat(self, rel: str) -> tuple[int, int] | None:
+    def _stat(self, rel: str) -> tuple[int, ...] | None:
         try:
             st = os.stat(os.path.join(self.root, rel))
         except OSError:
             return None
-        return st.st_size, st.st_mtime_ns
+        return st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino
 
     def _emit(self, batch: ChangeBatch) -> None:
         self.batches_sent += 1

@@ -3,7 +3,7 @@
 ``probe mcp`` keeps a ``LibraryPool(background=True)``: at start it opens an engine per registered
 library on a background thread (owner — indexing and watching the library's folder — or attached
 to the process that owns it, exactly like a project), then re-reads ``libraries.json`` whenever
-its mtime changes, opening engines for new libraries and closing those removed (or being removed:
+its stat changes (``registry.registry_stamp``), opening engines for new libraries and closing those removed (or being removed:
 ``remove_library`` asks running processes to let go this way). The CLI uses
 ``LibraryPool(background=False)``: engines open on first use, answer in-process or through a
 running owner, and close with the pool.
@@ -41,7 +41,7 @@ class LibraryPool:
         self._lock = threading.RLock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self._mtime: int | None = None
+        self._stamp: tuple[int, ...] | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------
     def start(self) -> LibraryPool:
@@ -53,9 +53,9 @@ class LibraryPool:
     def _follow(self) -> None:
         while not self._stop.is_set():
             try:
-                mtime = registry.registry_mtime()
-                if mtime != self._mtime:
-                    self._mtime = mtime
+                stamp = registry.registry_stamp()
+                if stamp is None or stamp != self._stamp:  # None: written just now, look again next time
+                    self._stamp = stamp
                     self.sync()
             except Exception:  # a broken registry must not take the server down; retried next tick
                 log.warning("could not follow the library registry", exc_info=True)

@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ..config import user_data_dir
 from ..errors import ProbeError
+from ..indexing.change_detection import RACY_WINDOW_NS
 from ..private_dir import ensure_private_dir
 
 REGISTRY_FILE = "libraries.json"
@@ -96,12 +97,18 @@ def load() -> dict[str, dict]:
     return {name: dict(entry) for name, entry in _read(registry_path()).items()}
 
 
-def registry_mtime() -> int:
-    """The registry file's mtime in ns (0 when absent): cheap change detection for watchers."""
+def registry_stamp() -> tuple[int, int, int, int] | None:
+    """Cheap change detection for watchers: what changes whenever the registry file does, its
+    ``(mtime, ctime, inode, size)`` (all 0 when absent). None while the file is younger than the
+    racy window: a second write within the same clock tick could leave all four as they were, so the
+    caller must read it again next time (as git does with racy index entries)."""
     try:
-        return registry_path().stat().st_mtime_ns
+        info = registry_path().stat()
     except FileNotFoundError:
-        return 0
+        return 0, 0, 0, 0
+    if max(info.st_mtime_ns, info.st_ctime_ns) >= time.time_ns() - RACY_WINDOW_NS:
+        return None
+    return info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_size
 
 
 @contextmanager

@@ -79,7 +79,7 @@ def _pdf_file(root: Path | str, path: str) -> ScannedFile | None:
         return None
     if not stat.S_ISREG(info.st_mode) or info.st_size > PDF_MAX_BYTES:
         return None
-    return ScannedFile(path=path, size=info.st_size, mtime_ns=info.st_mtime_ns)
+    return ScannedFile.from_stat(path, info)
 
 
 class LibraryProfile:

@@ -9,6 +9,7 @@ braces (``*.{py,go}``), which gitignore lacks but people type, are expanded.
 from __future__ import annotations
 
 import re
+import warnings
 
 import pathspec
 
@@ -67,7 +68,9 @@ def check_glob(glob: str, key: str = "include_globs") -> list[str]:
         raise ConfigError(f"{label} has a '[' without its ']'; write '\\[' for a literal bracket")
     patterns = expand_braces(glob)
     try:
-        pathspec.PathSpec.from_lines("gitignore", patterns)
-    except ValueError as exc:  # pathspec's pattern errors are ValueErrors
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")  # a nested set ("[[:alpha:]]") would match other characters
+            pathspec.PathSpec.from_lines("gitignore", patterns)
+    except (ValueError, re.error, FutureWarning) as exc:  # pathspec's own errors, and its regex's ("[z-a]")
         raise ConfigError(f"{label} is not a valid gitignore-style pattern ({exc})") from None
     return patterns

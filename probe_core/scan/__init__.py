@@ -8,12 +8,14 @@
 * ``walk_tree`` is the root-confined walk both of them list directories with (no directory
   symlink followed, ignored directories not entered, unreadable ones skipped).
 * ``resolve_inside_root`` and ``read_text`` are how anything reads a workspace file by path.
+* ``refuse_git_internals`` refuses a root that is git's internals (a bare repository, ``.git/``).
 
 The built-in ignore list lives in ``_default_ignores``.
 """
 from __future__ import annotations
 
 from probe_core.scan._default_ignores import ALWAYS_IGNORED_NAMES
+from probe_core.scan._git_dirs import is_git_dir, refuse_git_internals
 from probe_core.scan._ignore_rules import IgnoreRules, is_ignored
 from probe_core.scan._safe_paths import read_regular_file, read_text, resolve_inside_root, shown_path
 from probe_core.scan._walk import Entry, Listing, entered_dirs, walk_tree
@@ -36,9 +38,11 @@ __all__ = [
     "ScanResult",
     "SkipReason",
     "entered_dirs",
+    "is_git_dir",
     "is_ignored",
     "read_regular_file",
     "read_text",
+    "refuse_git_internals",
     "resolve_inside_root",
     "scan_files",
     "scan_path",

@@ -25,18 +25,28 @@ idiom) and re-includes files inside excluded directories, which git does not (``
 
 Rules are read from the root downward and honoured whether or not the root is a git
 repository. Not read: a global ``core.excludesFile`` and ``.gitignore`` files above the root.
+
+A line git accepts but can never match with (a ``[`` left open, an unknown ``[:class:]``) or one
+pathspec cannot compile is skipped with a warning naming its file and line, never an error: one
+odd line must not stop indexing. Bracket expressions follow git's reading (``_git_brackets``).
 """
 from __future__ import annotations
 
+import logging
 import os
 import re
+import warnings
 from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from pathspec import GitIgnoreSpec, RegexPattern
+from pathspec import GitIgnoreSpec
 
 from probe_core.scan._default_ignores import ALWAYS_IGNORED_NAMES, VENV_MARKER, is_default_ignored
+from probe_core.scan._git_brackets import InertPattern, fill_brackets, split_brackets
+
+log = logging.getLogger("probe.scan")
+_warned: set[tuple[str, int, str]] = set()  # (file, line, text): each unusable line is reported once per process
 
 PROBEIGNORE = ".probeignore"
 GITIGNORE = ".gitignore"
@@ -121,7 +131,7 @@ class IgnoreRules:
         Ignore files and ``extra_ignores`` still apply to them like to any file."""
         self.root = Path(os.path.realpath(root))
         self._root_str = str(self.root)
-        self._extra = _compile(list(extra_ignores))
+        self._extra = _compile(list(extra_ignores), "the extra ignore patterns")
         self._keep_extensions = frozenset(keep_extensions)
         self.invalidate()
 
@@ -132,7 +142,7 @@ class IgnoreRules:
         needs a rescan for that.
         """
         exclude_path = _info_exclude_path(self._root_str)
-        self._exclude = _compile(_read_pattern_lines(exclude_path)) if exclude_path else None
+        self._exclude = _compile(_read_pattern_lines(exclude_path), exclude_path) if exclude_path else None
         self._rule_files: dict[str, tuple[_RuleFile | None, _RuleFile | None]] = {}
         self._layers: dict[str, tuple[_Layer, ...]] = {}
 
@@ -220,10 +230,8 @@ class IgnoreRules:
         cached = self._rule_files.get(rel_dir)
         if cached is None:
             abs_dir = os.path.join(self._root_str, rel_dir) if rel_dir else self._root_str
-            cached = (
-                _compile(_read_pattern_lines(os.path.join(abs_dir, PROBEIGNORE))),
-                _compile(_read_pattern_lines(os.path.join(abs_dir, GITIGNORE))),
-            )
+            cached = tuple(_compile(_read_pattern_lines(path), path)
+                           for path in (os.path.join(abs_dir, PROBEIGNORE), os.path.join(abs_dir, GITIGNORE)))
             self._rule_files[rel_dir] = cached
         return cached
 
@@ -260,19 +268,54 @@ def _read_pattern_lines(path: str) -> list[str] | None:
     return text.splitlines()
 
 
-def _compile(lines: list[str] | None) -> _RuleFile | None:
-    """Compile gitignore lines; None when no line is an actual pattern."""
+def _compile(lines: list[str] | None, source: str) -> _RuleFile | None:
+    """Compile gitignore lines; None when no line is an actual pattern. A line that cannot be used
+    is skipped with a warning naming ``source`` (the file) and its line number."""
     if not lines:
         return None
-    split = [_split_dir_only(line) for line in lines]
     rules: list[_Rule] = []
-    patterns = _compile_patterns([body for body, _ in split])
-    for (_, dir_only), pattern in zip(split, patterns, strict=True):
-        if pattern is None or pattern.include is None or pattern.regex is None:
-            continue  # blank line, comment or malformed line
-        regex = _self_match_regex(pattern.regex)
-        rules.append(_Rule(regex, excludes=pattern.include, dir_only=dir_only))
+    for number, line in enumerate(lines, 1):
+        body, dir_only = _split_dir_only(line)
+        if not body or body.startswith("#"):
+            continue
+        try:
+            rule = _compile_line(body, dir_only)
+        except (InertPattern, ValueError, re.error, FutureWarning) as exc:
+            _warn_skipped(source, number, line, str(exc) or type(exc).__name__)
+            continue
+        if rule is not None:
+            rules.append(rule)
     return _RuleFile(tuple(reversed(rules))) if rules else None
+
+
+def _compile_line(body: str, dir_only: bool) -> _Rule | None:
+    """One pattern line as a rule (None: it holds no pattern). Raises on a line git cannot use, on
+    one pathspec rejects, and on a regex Python reads differently than it was written (a warning)."""
+    classes: dict[str, str] = {}
+    if "[" in body:
+        body, classes = split_brackets(body)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # "possible nested set" & co: not git's meaning, not a line to print
+        try:
+            patterns = GitIgnoreSpec.from_lines([body]).patterns
+        except ValueError:  # git never matches with these either (wildmatch aborts)
+            raise InertPattern("it ends with a lone '\\'" if body.endswith("\\") else "not a usable pattern") from None
+        pattern = patterns[0] if patterns else None
+        if pattern is None or pattern.include is None or pattern.regex is None:
+            if body.strip() == "!":
+                raise InertPattern("it names nothing")
+            return None
+        regex = pattern.regex
+        if classes:
+            regex = re.compile(fill_brackets(regex.pattern, classes), regex.flags)
+        return _Rule(_self_match_regex(regex), excludes=pattern.include, dir_only=dir_only)
+
+
+def _warn_skipped(source: str, number: int, line: str, reason: str) -> None:
+    key = (source, number, line)
+    if key not in _warned:
+        _warned.add(key)
+        log.warning("%s:%d: ignore pattern %r skipped: %s", source, number, line[:200], reason[:200])
 
 
 def _self_match_regex(regex: re.Pattern[str]) -> re.Pattern[str]:
@@ -282,24 +325,6 @@ def _self_match_regex(regex: re.Pattern[str]) -> re.Pattern[str]:
     if not isinstance(source, str) or _END_OR_DESCENDANT not in source:
         return regex  # `*`, `**`, `dir/**`...: special forms; `_Rule.matches` reads the group
     return re.compile(source.replace(_END_OR_DESCENDANT, "$"), regex.flags)
-
-
-def _compile_patterns(bodies: list[str]) -> list[RegexPattern | None]:
-    """One compiled pattern per line; None for a line pathspec rejects."""
-    try:
-        patterns = list(GitIgnoreSpec.from_lines(bodies).patterns)
-    except ValueError:
-        patterns = []
-    if len(patterns) == len(bodies):
-        return patterns
-    # git skips a malformed line (a lone "!" or "\") and keeps the rest; so do we
-    compiled: list[RegexPattern | None] = []
-    for body in bodies:
-        try:
-            compiled.append(GitIgnoreSpec.from_lines([body]).patterns[0])
-        except (ValueError, IndexError):
-            compiled.append(None)
-    return compiled
 
 
 def _split_dir_only(line: str) -> tuple[str, bool]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from probe_core.errors import PathOutsideRoot
 from probe_core.scan._default_ignores import ALWAYS_IGNORED_NAMES
+from probe_core.scan._git_dirs import inside_git_dir
 
 
 def shown_path(path: str, limit: int = 200) -> str:
@@ -33,7 +34,8 @@ def resolve_inside_root(root: Path | str, rel_path: str) -> Path:
 
     Raises ``PathOutsideRoot`` when the result is not inside the (real) root: ``../`` that
     climbs out, an absolute path elsewhere, a symlink (to a file or a directory, at any
-    component) that points out, or a path into ``.git/`` (any VCS directory) or ``.probe/``.
+    component) that points out, or a path into ``.git/`` (any VCS directory), ``.probe/`` or a
+    git directory nested in the tree (a bare repository).
     An absolute path that does land inside the root is accepted.
     The path need not exist; opening it is the caller's business. A NUL byte names no file
     and is refused the same way.
@@ -49,6 +51,9 @@ def resolve_inside_root(root: Path | str, rel_path: str) -> Path:
     if private := next((part for part in inside if part in ALWAYS_IGNORED_NAMES), None):
         raise PathOutsideRoot(f"{shown_path(rel)} is inside {private}/, which Probe never reads "
                               "(version-control internals and Probe's own index)")
+    if git_dir := inside_git_dir(root_real, resolved):
+        raise PathOutsideRoot(f"{shown_path(rel)} is inside {os.path.relpath(git_dir, root_real)}/, a git directory "
+                              "(a bare repository), which Probe never reads")
     return Path(resolved)
 
 

@@ -37,6 +37,7 @@ class SkipReason(StrEnum):
     UNDECODABLE_NAME = "undecodable_name"  # a name that is not valid UTF-8
     MISSING = "missing"  # gone between listing and reading, or a broken symlink
     UNREADABLE = "unreadable"  # permission denied, symlink loop, other OS errors
+    GIT_DIR = "git_dir"  # a git directory inside the tree (a nested bare repository): git's internals
 
 
 @dataclass(slots=True)
@@ -161,7 +162,7 @@ def _classify(
         return SkippedFile(rel, SkipReason.MISSING.value)
     except OSError:
         return SkippedFile(rel, SkipReason.UNREADABLE.value)
-    return ScannedFile(path=rel, size=info.st_size, mtime_ns=info.st_mtime_ns)
+    return ScannedFile.from_stat(rel, info)
 
 
 def _looks_binary(abs_path: str) -> bool:

@@ -11,6 +11,8 @@ on where Probe goes, and neither may leave the root. The rule lives here, once:
   again, so no tree shape makes the walk endless;
 * a directory that cannot be listed (permission denied, gone meanwhile) is reported and skipped:
   one unreadable path never stops the walk of the rest;
+* a git directory below the root (a bare repository nested in the tree: ``_git_dirs``) is
+  reported (``git_dir``) and not entered: git's internals are never indexed or watched;
 * a directory is listed only if it is the very directory its parent listed: each is opened with
   ``O_NOFOLLOW | O_DIRECTORY`` and its ``(st_dev, st_ino)`` compared with the identity taken
   through the parent's descriptor when the parent was listed. A directory (or any ancestor)
@@ -27,6 +29,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from probe_core.scan._git_dirs import is_git_dir
 from probe_core.scan._ignore_rules import IgnoreRules, split_rel_path
 
 # A directory opened for listing: never through a symlink in its last component, never a file.
@@ -57,7 +60,7 @@ class Entry:
 class Listing:
     """One directory the walk entered: its entries and identity, or ``error`` when it could not be
     listed (``missing``: gone, or swapped for a link or another directory meanwhile;
-    ``unreadable``: permission denied or another OS error)."""
+    ``unreadable``: permission denied or another OS error) or is not walked (``git_dir``)."""
 
     rel: str  # "" for the root
     path: str
@@ -118,9 +121,11 @@ def _list_dir(rules: IgnoreRules, rel_dir: str, abs_dir: str, expected: Identity
         listing = Listing(rel_dir, abs_dir, identity=identity)
         prefix = abs_dir if abs_dir.endswith(os.sep) else abs_dir + os.sep
         dir_prefix = f"{rel_dir}/" if rel_dir else ""
+        names: set[str] = set()
         with os.scandir(fd) as scan:  # entries' stat calls go through fd, not through a path
             for dir_entry in scan:
                 name = dir_entry.name
+                names.add(name)
                 try:
                     is_link = dir_entry.is_symlink()
                     is_dir = dir_entry.is_dir()  # follows a symlink; False for a broken one
@@ -136,6 +141,8 @@ def _list_dir(rules: IgnoreRules, rel_dir: str, abs_dir: str, expected: Identity
                     except OSError:
                         is_dir = False  # gone since it was listed: the caller's stat reports it
                 listing.entries.append(Entry(dir_prefix + name, prefix + name, is_link, is_dir, entry_identity))
+        if rel_dir and is_git_dir(abs_dir, names):  # a bare repository inside the tree
+            return Listing(rel_dir, abs_dir, error="git_dir", identity=identity)
         return listing
     except OSError:
         return Listing(rel_dir, abs_dir, error="unreadable")

@@ -2,7 +2,7 @@
 dense vectors. It is the source of truth for incremental indexing and crash recovery.
 
 Write order per file (see ``indexing/indexer.py``): delete the file's points → upsert the new
-points → commit the file row with its new ``(mtime, size, hash)``. A kill -9 anywhere before the
+points → commit the file row with its new stat fields and hash. A kill -9 anywhere before the
 commit leaves the old row, so the next run redoes the file; point ids are deterministic, so the
 redo cannot duplicate.
 
@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -32,7 +32,12 @@ CREATE TABLE IF NOT EXISTS files (
     language TEXT,
     chunk_kind TEXT,
     last_indexed_at REAL NOT NULL,
-    last_error TEXT
+    last_error TEXT,
+    -- with mtime_ns and size, what change detection compares (indexing.change_detection);
+    -- ctime_ns 0: not verified, hash the file at the next scan
+    ctime_ns INTEGER NOT NULL DEFAULT 0,
+    inode INTEGER NOT NULL DEFAULT 0,
+    dev INTEGER NOT NULL DEFAULT 0
 );
 CREATE TABLE IF NOT EXISTS chunks (
     point_id TEXT PRIMARY KEY,
@@ -76,6 +81,9 @@ class FileRow:
     size: int
     file_hash: str
     last_error: str | None
+    ctime_ns: int = 0  # 0: not verified (racy when recorded, or from a version 2 manifest)
+    inode: int = 0
+    dev: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +115,18 @@ class Manifest:
         self.set_meta("schema_version", str(SCHEMA_VERSION))
 
     def _migrate(self) -> None:
-        """Version 1 → 2: chunks learn their file version and whether they are live."""
+        """Version 1 → 2: chunks learn their file version and whether they are live.
+        Version 2 → 3: files learn ctime, inode and device; rows migrated hold 0 (not verified), so
+        the next scan hashes each file once and records its full stat."""
+        file_cols = {r[1] for r in self._db.execute("PRAGMA table_info(files)")}
+        if file_cols and "ctime_ns" not in file_cols:
+            self._db.executescript("""
+                BEGIN IMMEDIATE;
+                ALTER TABLE files ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE files ADD COLUMN inode INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE files ADD COLUMN dev INTEGER NOT NULL DEFAULT 0;
+                COMMIT;
+            """)
         cols = {r[1] for r in self._db.execute("PRAGMA table_info(chunks)")}
         if cols and "live" not in cols:
             self._db.executescript("""
@@ -163,7 +182,8 @@ class Manifest:
     # -- files -------------------------------------------------------------------------------
     def files(self) -> dict[str, FileRow]:
         with self._lock:
-            rows = self._db.execute("SELECT path, mtime_ns, size, file_hash, last_error FROM files").fetchall()
+            rows = self._db.execute("SELECT path, mtime_ns, size, file_hash, last_error, ctime_ns, inode, dev"
+                                    " FROM files").fetchall()
         return {r[0]: FileRow(*r) for r in rows}
 
     def file_facets(self) -> dict[str, tuple[str | None, str | None]]:
@@ -184,11 +204,7 @@ class Manifest:
         now = time.time()
         with self.transaction() as db:
             _leave_live(db, row.path, retain_old)
-            db.execute(
-                "INSERT OR REPLACE INTO files(path, mtime_ns, size, file_hash, language, chunk_kind,"
-                " last_indexed_at, last_error) VALUES(?,?,?,?,?,?,?,?)",
-                (row.path, row.mtime_ns, row.size, row.file_hash, language, chunk_kind, now, row.last_error),
-            )
+            _put_file(db, row, language, chunk_kind, now)
             db.executemany(
                 "INSERT OR REPLACE INTO chunks(point_id, path, chunk_idx, start_line, end_line, chunk_hash,"
                 " symbol, symbol_kind, parent_symbol, is_fragment, has_dense, file_hash, live)"
@@ -207,20 +223,24 @@ class Manifest:
             _leave_live(db, path, retain)
             db.execute("DELETE FROM files WHERE path=?", (path,))
 
+    def update_stat(self, row: FileRow) -> None:
+        """Record new stat fields for a file whose content (hash) did not change."""
+        with self._lock:
+            self._db.execute("UPDATE files SET mtime_ns=?, size=?, ctime_ns=?, inode=?, dev=? WHERE path=?",
+                             (row.mtime_ns, row.size, row.ctime_ns, row.inode, row.dev, row.path))
+
     def forget_file_version(self, path: str) -> None:
         """Make the next scan redo this file (used when reconciliation finds it incomplete)."""
         with self._lock:
             self._db.execute("UPDATE files SET mtime_ns=-1, file_hash='' WHERE path=?", (path,))
 
-    def mark_error(self, path: str, mtime_ns: int, size: int, error: str, *, retain: bool = False) -> None:
-        """Record a file that failed (so it is skipped until it changes) without chunks."""
+    def mark_error(self, row: FileRow, error: str, *, retain: bool = False) -> None:
+        """Record a file that failed (so it is skipped until it changes) without chunks; ``row``
+        gives its path and stat fields."""
         with self.transaction() as db:
-            _leave_live(db, path, retain)
-            db.execute(
-                "INSERT OR REPLACE INTO files(path, mtime_ns, size, file_hash, language, chunk_kind,"
-                " last_indexed_at, last_error) VALUES(?,?,?,?,NULL,NULL,?,?)",
-                (path, mtime_ns, size, "", time.time(), error[:500]),
-            )
+            _leave_live(db, row.path, retain)
+            _put_file(db, FileRow(row.path, row.mtime_ns, row.size, "", error[:500], row.ctime_ns, row.inode,
+                                  row.dev), None, None, time.time())
 
     def errors(self, limit: int = 20) -> list[tuple[str, str]]:
         with self._lock:
@@ -315,10 +335,8 @@ class Manifest:
                 return []
             _leave_live(db, row.path, retain_old)
             db.execute("UPDATE chunks SET live=1 WHERE path=? AND file_hash=?", (row.path, row.file_hash))
-            db.execute(
-                "INSERT OR REPLACE INTO files(path, mtime_ns, size, file_hash, language, chunk_kind,"
-                " last_indexed_at, last_error) VALUES(?,?,?,?,?,?,?,NULL)",
-                (row.path, row.mtime_ns, row.size, row.file_hash, language, chunk_kind, time.time()))
+            _put_file(db, FileRow(row.path, row.mtime_ns, row.size, row.file_hash, None, row.ctime_ns, row.inode,
+                                  row.dev), language, chunk_kind, time.time())
         return ids
 
     def versions_of(self, point_ids: list[str]) -> set[tuple[str, str]]:
@@ -429,6 +447,16 @@ class Manifest:
             for table in ("files", "chunks", "pending_dense", "branch_files"):
                 db.execute(f"DELETE FROM {table}")
             db.execute("DELETE FROM meta WHERE key NOT IN ('schema_version')")
+
+
+def _put_file(db: sqlite3.Connection, row: FileRow, language: str | None, chunk_kind: str | None,
+              now: float) -> None:
+    """Insert or replace ``row`` in the files table."""
+    db.execute(
+        "INSERT OR REPLACE INTO files(path, mtime_ns, size, file_hash, language, chunk_kind, last_indexed_at,"
+        " last_error, ctime_ns, inode, dev) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+        (row.path, row.mtime_ns, row.size, row.file_hash, language, chunk_kind, now, row.last_error,
+         row.ctime_ns, row.inode, row.dev))
 
 
 def _leave_live(db: sqlite3.Connection, path: str, retain: bool) -> None:

@@ -307,7 +307,7 @@ def test_rebuild_stops_the_background_owner_first(repo):
     out = probe(repo, "index", "--rebuild", "--json")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
-    assert "owner_pid" not in report and report["files_indexed"] == 7  # rebuilt here, from nothing
+    assert "owner_pid" not in report and report["files_indexed"] == 6  # rebuilt here, from nothing
     assert wait_for(lambda: gone(daemon), timeout=10, what="the daemon to exit")
     counts = check_exact(repo)
     assert counts["chunks_dense"] == counts["chunks"]

@@ -22,7 +22,8 @@ def test_init_index_search_status(repo):
     assert "kept workspace" in again.stdout
     out = probe("index", "--root", str(repo))
     assert out.returncode == 0, out.stderr
-    assert "indexed 7 files" in out.stdout
+    assert "indexed 6 files" in out.stdout  # the fixture: Probe writes no .gitignore into the tree
+    assert not (repo / ".gitignore").exists()
     out = probe("search", "hash a password with a salt", "--root", str(repo), "--top-k", "3", "--json")
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
@@ -33,7 +34,7 @@ def test_init_index_search_status(repo):
     human = probe("search", "hash a password with a salt", "--root", str(repo), "--top-k", "3")
     assert "src/auth/passwords.py#L" in human.stdout
     st = json.loads(probe("status", "--root", str(repo), "--json").stdout)
-    assert st["files_indexed"] == 7 and st["index_generation"] == 1 and st["dense_coverage"] == 1.0
+    assert st["files_indexed"] == 6 and st["index_generation"] == 1 and st["dense_coverage"] == 1.0
 
 
 def test_search_cwd_default(repo):
@@ -115,7 +116,7 @@ def test_index_when_the_owner_left_before_attach(repo, capsys):
     out = capsys.readouterr().out
     assert "pid None" not in out
     report = json.loads(out)
-    assert report["files_indexed"] == 7 and "owner_pid" not in report
+    assert report["files_indexed"] == 6 and "owner_pid" not in report
     ws = Workspace.open(repo)
     try:
         counts = ws.manifest.counts()

@@ -33,13 +33,14 @@ def assert_exact(ws: Workspace) -> None:
     assert store_ids == expected_ids(ws)
 
 
-def test_first_index_writes_config_gitignore_and_points(repo):
+def test_first_index_writes_config_its_own_gitignore_and_points(repo):
     ws = Workspace.open(repo)
     report = index_workspace(ws)
     cfg = json.loads((repo / ".probe" / "config.json").read_text())
     assert cfg["preset"] == "embedded" and len(cfg["workspace_id"]) == 36
-    assert ".probe/" in (repo / ".gitignore").read_text()
-    assert report.files_indexed == 7  # the six files + .gitignore
+    assert (repo / ".probe" / ".gitignore").read_text().splitlines()[-1] == "*"
+    assert not (repo / ".gitignore").exists()  # nothing written outside .probe/
+    assert report.files_indexed == 6  # the six files
     assert report.generation == 1
     assert report.chunks_embedded == report.chunks_indexed > 0
     assert_exact(ws)
@@ -55,7 +56,7 @@ def test_incremental_change_delete_and_generation(repo):
     scanned_at = ws.manifest.get_meta("last_scan_at")
     again = index_workspace(ws)
     # a scan that changed nothing keeps the generation (it keys caches), and records that it ran
-    assert again.files_indexed == 0 and again.files_unchanged == 7 and again.generation == 1
+    assert again.files_indexed == 0 and again.files_unchanged == 6 and again.generation == 1
     assert ws.manifest.generation == 1 and ws.manifest.get_meta("last_scan_at") != scanned_at
 
     (repo / "src/http/headers.py").write_text("def parse_cookie(header):\n    return header.split(';')\n")
@@ -246,8 +247,8 @@ def test_a_lost_store_is_detected_and_rebuilt(repo, tmp_path, monkeypatch, serve
     assert answer["results"] == [] and answer["status"] == "degraded" and "probe index" in answer["message"]
 
     rep = index_workspace(ws)
-    assert rep.reconciled["cause"] == "points missing from the store" and rep.reconciled["files_redone"] == 7
-    assert rep.files_indexed == 7 and rep.files_unchanged == 0
+    assert rep.reconciled["cause"] == "points missing from the store" and rep.reconciled["files_redone"] == 6
+    assert rep.files_indexed == 6 and rep.files_unchanged == 0
     if not server:
         assert_exact(ws)
     assert "store_missing_points" not in index_status(ws)

@@ -162,7 +162,7 @@ async def test_cli_attaches_to_a_running_server(repo):
         st = await anyio.to_thread.run_sync(run, "status", "--json")
         assert st.returncode == 0, st.stderr
         st = json.loads(st.stdout)
-        assert st["role"] == "attached" and st["owner_pid"] == owner_pid and st["files_indexed"] == 7
+        assert st["role"] == "attached" and st["owner_pid"] == owner_pid and st["files_indexed"] == 6
         human = await anyio.to_thread.run_sync(run, "search", QUERY)
         assert human.returncode == 0 and "src/auth/passwords.py#L" in human.stdout
     # with no server running the CLI answers by itself, the same way
@@ -192,7 +192,7 @@ async def test_cli_index_asks_the_running_server_to_rescan(repo):
         out = await anyio.to_thread.run_sync(run, "index", "--json")
         assert out.returncode == 0, out.stderr
         report = json.loads(out.stdout)
-        assert report["owner_pid"] == owner_pid and report["files_indexed"] == 1 and report["files_unchanged"] == 7
+        assert report["owner_pid"] == owner_pid and report["files_indexed"] == 1 and report["files_unchanged"] == 6
         hits = await search(client, "reconcile ledger entries", top_k=3)
         assert hits["results"][0]["path"] == "src/ledger.py"
 

@@ -40,7 +40,9 @@ def test_paths_are_posix_relative_sorted_and_carry_size_and_mtime(make_tree):
     result = scan_files(root)
     assert paths(result) == ["A.md", "a/b/c.py", "a/z.py", "b.py"]
     b = result.files[-1]
-    assert b == ScannedFile(path="b.py", size=5, mtime_ns=(root / "b.py").stat().st_mtime_ns)
+    info = (root / "b.py").stat()
+    assert b == ScannedFile(path="b.py", size=5, mtime_ns=info.st_mtime_ns, ctime_ns=info.st_ctime_ns,
+                            inode=info.st_ino, dev=info.st_dev)
     assert result.skipped == []
 
 
@@ -91,7 +93,7 @@ def test_size_cap_is_configurable_and_inclusive(make_tree):
 def test_empty_files_are_included(make_tree):
     root = make_tree({"pkg/__init__.py": ""})
     assert scan_files(root).files == [
-        ScannedFile("pkg/__init__.py", 0, (root / "pkg/__init__.py").stat().st_mtime_ns)
+        ScannedFile.from_stat("pkg/__init__.py", (root / "pkg/__init__.py").stat())
     ]
 
 

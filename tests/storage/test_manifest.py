@@ -33,7 +33,7 @@ def test_generation_and_meta_persist(tmp_path):
 
 def test_mark_error_and_forget(tmp_path):
     m = Manifest(tmp_path / "m.sqlite")
-    m.mark_error("bad.py", 5, 6, "embedding failed: boom")
+    m.mark_error(FileRow("bad.py", 5, 6, "", None), "embedding failed: boom")
     assert m.counts()["files_failed"] == 1
     assert m.errors() == [("bad.py", "embedding failed: boom")]
     m.replace_file(FileRow("a.py", 1, 10, "abc", None), "python", "code", _chunks("a.py", 1), ["t"])
