@@ -137,3 +137,26 @@ def test_bridged_words_lift_the_code_that_spells_them_differently(router):
         chunk_rank[weight] = next((r.signals["bm25_rank"] for r in res if r.path == "src/routing/params.py"), None)
     assert chunk_rank[1.0] == 1
     assert chunk_rank[0.0] is None or chunk_rank[0.0] > 1
+
+
+def test_the_embedder_reads_the_bridged_words_after_the_query(router):
+    seen: list[str] = []
+    real = router.embedder
+
+    class Recording:
+        model_id, dimensions = real.model_id, real.dimensions
+
+        def embed_query(self, text, instruction=None):
+            seen.append(text)
+            return real.embed_query(text, instruction)
+
+    query = "which parameters does routing record"
+    router.set_embedder(Recording())
+    try:
+        search(router, query, top_k=3)
+        search(router, query, top_k=3, ranking=DEFAULT_RANKING.replace(vocab_dense=0))
+        search(router, query, top_k=3, ranking=DEFAULT_RANKING.replace(vocab_weight=0))
+    finally:
+        router.set_embedder(real)
+    assert seen == [" ".join([query, *bridged_words(router, query)]), query, query]
+    assert "param" in seen[0].split()
