@@ -28,6 +28,7 @@ _PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ers", "er", "ied", "ies", "ed", "es", "s", "ally", "ly",
              "ment", "ity", "ion", "ive", "able", "ible", "al")
 MIN_ABBREVIATION = 3
+MAX_PER_WORD = 2  # bridged words a query word brings, shortest first: a common word's many forms drown the rest
 _STOP = frozenset("the and for with that this from into what which when where does how are was were its their "
                   "there then than them they can could should would will each every other some any all not "
                   "but have has had being been only also just more most less very way ways use used using "
@@ -70,7 +71,8 @@ _vocabularies: PerWorkspace[Vocabulary] = PerWorkspace(lambda _ws: Vocabulary())
 
 def bridged_words(ws: Workspace, query: str) -> list[str]:
     """Words of the repository's names that a query word means but does not spell: the same stem
-    ("parameters" → ``param``, ``params``) or an abbreviation it starts with ("allocating" → ``alloc``)."""
+    ("parameters" → ``param``, ``params``) or an abbreviation it starts with ("allocating" → ``alloc``);
+    the shortest ``MAX_PER_WORD`` of them per query word."""
     vocab = _vocabularies.get(ws).current(ws)
     asked = {w.lower() for w in _QUERY_WORD.findall(query)}
     out: list[str] = []
@@ -78,18 +80,16 @@ def bridged_words(ws: Workspace, query: str) -> list[str]:
         found = set(vocab.by_stem.get(stem(w), ()))
         for n in range(MIN_ABBREVIATION + 1, len(w) - 1):  # names whose stem abbreviates the word
             found.update(vocab.by_stem.get(w[:n], ()))
-        out.extend(sorted(found - asked))
+        out.extend(sorted(found - asked, key=lambda x: (len(x), x))[:MAX_PER_WORD])
     return list(dict.fromkeys(out))
 
 
 def with_bridged_words(vec: sparse.SparseVec, words: list[str], weight: float) -> sparse.SparseVec:
-    """The query's BM25 vector with the bridged ``words`` added at ``weight``."""
-    return _joined(vec, sparse.embed_query(" ".join(words)), weight) if words and weight else vec
-
-
-def _joined(query: sparse.SparseVec, extra: sparse.SparseVec, weight: float) -> sparse.SparseVec:
-    """The query's BM25 tokens at their weight, and the added ones at ``weight``."""
-    values = dict(zip(query.indices, query.values))
+    """The query's BM25 vector with the bridged ``words`` added at ``weight`` (its own tokens keep theirs)."""
+    if not words or not weight:
+        return vec
+    values = dict(zip(vec.indices, vec.values))
+    extra = sparse.embed_query(" ".join(words))
     for i, v in zip(extra.indices, extra.values):
         values.setdefault(i, weight * v)
     return sparse.SparseVec(list(values), list(values.values()))
