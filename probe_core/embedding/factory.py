@@ -29,8 +29,9 @@ def make_embedder(config: WorkspaceConfig) -> Embedder:
 def _new_embedder(config: WorkspaceConfig) -> Embedder:
     """TEI when ``tei_url`` is set (the stack presets), else the in-process default.
 
-    ``PROBE_EMBEDDER`` overrides the in-process model: ``minilm`` (default) or ``static:DIR``
-    for a model2vec-format static model directory.
+    ``PROBE_EMBEDDER`` overrides the in-process model: ``minilm`` (default), ``onnx:DIR`` for a
+    sentence-transformers ONNX export (``onnx_user.py``) or ``static:DIR`` for a model2vec-format
+    static model directory.
     """
     spec = config.preset_spec
     if config.tei_url:
@@ -50,4 +51,8 @@ def _new_embedder(config: WorkspaceConfig) -> Embedder:
         from .static_m2v import StaticEmbedder
 
         return StaticEmbedder(choice[len("static:"):])
-    raise ConfigError(f"PROBE_EMBEDDER={choice!r} is not one of: minilm, static:DIR")
+    if choice.startswith("onnx:"):
+        from .onnx_user import user_onnx_embedder
+
+        return user_onnx_embedder(choice[len("onnx:"):])
+    raise ConfigError(f"PROBE_EMBEDDER={choice!r} is not one of: minilm, onnx:DIR, static:DIR")

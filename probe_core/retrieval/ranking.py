@@ -28,11 +28,16 @@ class RankingSettings:
     test_penalty: float = 0.75  # tests, unless the query talks about tests
     doc_penalty: float = 0.5  # documentation, unless the query asks for docs
     example_penalty: float = 0.75  # examples/demos, unless the query asks for an example
+    build_penalty: float = 0.5  # CI pipelines, build scripts, tool configs, unless the query asks for them
     # Diversity: at most this many ranges of one file in the answer (0: no limit).
     per_file_cap: int = 0
     # Graph evidence: RRF weight of the list of the top hits' callers, callees and related types
     # (0: off); the top hits themselves keep their places (graph_evidence.py).
     graph_weight: float = 0.5
+    # Query expansion (expansion.py): BM25 weight of the repository's words that a query word means
+    # but does not spell (0: off), and whether the embedder reads them after the query (1) or not (0).
+    vocab_weight: float = 1.5
+    vocab_dense: float = 1.0
 
     def replace(self, **changes) -> "RankingSettings":
         return dataclasses.replace(self, **changes)

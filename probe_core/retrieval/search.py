@@ -17,6 +17,7 @@ from ..records import SearchResult
 from ..storage.protocol import HybridQuery, StoreFilter, StoreHit
 from ..workspace import Workspace
 from .cache import LruCache
+from .expansion import bridged_words, with_bridged_words
 from .graph_evidence import graph_list, join_neighbours
 from .literals import exact_lists
 from .priors import apply_priors, kind_prior
@@ -207,9 +208,11 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
     coverage = counts["chunks_dense"] / counts["chunks"] if counts["chunks"] else 0.0
     status, notes, cacheable = "healthy", [], True
     dense_vec = None
+    bridged = bridged_words(ws, query) if ranking.vocab_weight and counts["chunks"] else []
     if counts["chunks_dense"]:
         try:
-            dense_vec = ws.embedder.embed_query(query, instruction)
+            dense_vec = ws.embedder.embed_query(" ".join([query, *bridged]) if ranking.vocab_dense else query,
+                                                instruction)
         except (BackendUnavailable, EmbeddingError) as exc:  # the embedder died: answer lexically, say so, retry next time
             status, cacheable = "degraded", False
             notes.append(f"embedder unavailable ({exc}); lexical (BM25) results only")
@@ -221,7 +224,8 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
     prefetch = max(100, top_k * 8)
     # the fused list is asked for the whole union of both prefetch lists: every candidate comes
     # back with its rank in each, and rank_fusion adds the exact-match lists to the same formula
-    hq = HybridQuery(sparse=sparse.embed_query(query), dense=dense_vec, filter=store_filter,
+    query_sparse = with_bridged_words(sparse.embed_query(query), bridged, ranking.vocab_weight)
+    hq = HybridQuery(sparse=query_sparse, dense=dense_vec, filter=store_filter,
                      limit=2 * prefetch, prefetch_limit=prefetch,
                      rrf_k=ranking.rrf_k, weights=(ranking.dense_weight, ranking.sparse_weight))
     hits = ws.store.hybrid_query(hq) if counts["chunks"] else []

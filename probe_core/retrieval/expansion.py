@@ -1,0 +1,95 @@
+"""Query expansion from the repository's own vocabulary.
+
+A question about behaviour often does not spell the words the code is written in. BM25 matches
+whole tokens, unstemmed, so "parameters" misses ``URLParam`` and ``RouteParams``, "automatically"
+misses ``makeAutoObservable``, "allocating" misses ``alloc``; and the embedded MiniLM, which was
+not trained on code, does not bridge them either. The names the symbol graph holds are the
+repository's vocabulary: their sub-words that share a stem with a query word, or whose stem a
+query word starts with (an abbreviation), are "bridged words". They join the BM25 query (at
+``RankingSettings.vocab_weight``) and are appended to the text the embedder reads
+(``vocab_dense``), so both lists look for the code in its own words.
+
+The vocabulary is read from the graph once per index generation (a few ms); a query costs a
+dictionary look-up per word. Measured, with the variants that did not help (pseudo-relevance
+feedback, names from docstrings, the names of uses), in ``docs/benchmarks.md``.
+"""
+from __future__ import annotations
+
+import re
+
+from .. import sparse
+from ..per_workspace import PerWorkspace
+from ..workspace import Workspace
+
+# -- the repository's vocabulary ------------------------------------------------------------------
+
+_QUERY_WORD = re.compile(r"[A-Za-z]{3,}")
+_PARTS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+")
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ers", "er", "ied", "ies", "ed", "es", "s", "ally", "ly",
+             "ment", "ity", "ion", "ive", "able", "ible", "al")
+MIN_ABBREVIATION = 3
+MAX_PER_WORD = 2  # bridged words a query word brings, shortest first: a common word's many forms drown the rest
+_STOP = frozenset("the and for with that this from into what which when where does how are was were its their "
+                  "there then than them they can could should would will each every other some any all not "
+                  "but have has had being been only also just more most less very way ways use used using "
+                  "back like get gets make makes".split())
+
+
+def stem(word: str) -> str:
+    """A light suffix stripper: "captured", "captures", "capture" → "captur"; "routing" → "rout"."""
+    w = word.lower()
+    for suffix in _SUFFIXES:
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[:-len(suffix)]
+            break
+    return w.rstrip("e") if len(w) > 4 else w
+
+
+class Vocabulary:
+    """The sub-words of the symbol graph's names, by stem; rebuilt when the index generation moves."""
+
+    def __init__(self) -> None:
+        self.generation = -1
+        self.by_stem: dict[str, set[str]] = {}
+
+    def current(self, ws: Workspace) -> "Vocabulary":
+        generation = ws.manifest.generation
+        if generation != self.generation:
+            from ..intel.build import graph_store
+
+            names = graph_store(ws)._rows("SELECT DISTINCT name FROM graph_symbols")
+            words = {p.lower() for (name,) in names for p in _PARTS.findall(name) if len(p) >= MIN_ABBREVIATION}
+            by_stem: dict[str, set[str]] = {}
+            for w in words:
+                by_stem.setdefault(stem(w), set()).add(w)
+            self.by_stem, self.generation = by_stem, generation
+        return self
+
+
+_vocabularies: PerWorkspace[Vocabulary] = PerWorkspace(lambda _ws: Vocabulary())
+
+
+def bridged_words(ws: Workspace, query: str) -> list[str]:
+    """Words of the repository's names that a query word means but does not spell: the same stem
+    ("parameters" → ``param``, ``params``) or an abbreviation it starts with ("allocating" → ``alloc``);
+    the shortest ``MAX_PER_WORD`` of them per query word."""
+    vocab = _vocabularies.get(ws).current(ws)
+    asked = {w.lower() for w in _QUERY_WORD.findall(query)}
+    out: list[str] = []
+    for w in sorted(asked - _STOP):
+        found = set(vocab.by_stem.get(stem(w), ()))
+        for n in range(MIN_ABBREVIATION + 1, len(w) - 1):  # names whose stem abbreviates the word
+            found.update(vocab.by_stem.get(w[:n], ()))
+        out.extend(sorted(found - asked, key=lambda x: (len(x), x))[:MAX_PER_WORD])
+    return list(dict.fromkeys(out))
+
+
+def with_bridged_words(vec: sparse.SparseVec, words: list[str], weight: float) -> sparse.SparseVec:
+    """The query's BM25 vector with the bridged ``words`` added at ``weight`` (its own tokens keep theirs)."""
+    if not words or not weight:
+        return vec
+    values = dict(zip(vec.indices, vec.values))
+    extra = sparse.embed_query(" ".join(words))
+    for i, v in zip(extra.indices, extra.values):
+        values.setdefault(i, weight * v)
+    return sparse.SparseVec(list(values), list(values.values()))
