@@ -442,6 +442,17 @@ class Manifest:
         with self.transaction() as db:
             db.executemany("UPDATE pending_dense SET fill_order=? WHERE path=? AND fill_order=-1", orders)
 
+    def without_dense(self, point_ids: list[str]) -> set[str]:
+        """Those of these chunks that have no dense vector yet (search while the fill runs)."""
+        out: set[str] = set()
+        with self._lock:
+            for start in range(0, len(point_ids), 500):
+                part = point_ids[start:start + 500]
+                out.update(r[0] for r in self._db.execute(
+                    f"SELECT point_id FROM chunks WHERE has_dense=0 AND point_id IN ({','.join('?' * len(part))})",
+                    part))
+        return out
+
     def mark_dense_done(self, point_ids: list[str]) -> None:
         with self.transaction() as db:
             db.executemany("DELETE FROM pending_dense WHERE point_id=?", [(i,) for i in point_ids])
