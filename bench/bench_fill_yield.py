@@ -56,6 +56,7 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, default=40)
     ap.add_argument("--gap", type=float, default=0.5, help="seconds between two searches")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--nice", type=int, default=0, help="ablation: renice the owner's worker thread by this much")
     args = ap.parse_args()
 
     from probe_core import Workspace, index_workspace
@@ -75,6 +76,16 @@ def main() -> int:
     raw = 128 / (time.perf_counter() - t0)
     ws.close()
 
+    if args.nice:  # the worker thread (scans, dense fill) below the threads that answer searches
+        import threading
+
+        work = OwnerEngine._work
+
+        def niced(self):
+            tid = threading.get_native_id()
+            os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + args.nice)
+            work(self)
+        OwnerEngine._work = niced
     engine = OwnerEngine(args.work, EngineSettings(watch=False), serve_rpc=False).start()
     engine._first_scan_done.wait(300)
     counts = lambda: engine._ws.manifest.counts()["chunks_dense"]  # noqa: E731 - a bench's probe
@@ -92,7 +103,7 @@ def main() -> int:
     idle = latencies(lambda q: (ws.touch(), search_answer(ws, q, top_k=10)), QUERIES, min(args.seconds, 20), args.gap)
     ws.close()
     out = {
-        "repo": str(args.repo), "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2),
+        "repo": str(args.repo), "nice": args.nice, "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2),
         "raw_embed_chunks_per_s": round(raw, 1), "fill_chunks_per_s": round(alone, 1),
         "fill_vs_raw": round(alone / raw, 3), "fill_chunks_per_s_while_searching": round(with_queries, 1),
         "search_while_filling_p50_ms": round(statistics.median(busy), 1), "search_while_filling_p95_ms": round(pct(busy, 95), 1),
