@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from ..storage.manifest import Manifest
+
 KIND_RANK = {"code": 0, "test": 1, "doc": 2, "config": 3}
 GENERATED_RANK = 4
 _SPAN = 10 ** 10  # seconds: mtimes up to the year 2286 fit below it
@@ -39,7 +41,7 @@ def fill_order(path: str, chunk_kind: str | None, mtime_ns: int) -> int:
     return rank * _SPAN + age
 
 
-def rank_queue(man) -> int:
+def rank_queue(man: Manifest) -> int:
     """Key the queued chunks that have no fill order (queued by a Probe before this one, or by a
     caller that passed none), so they join the queue at their place. Returns how many files."""
     rows = man.unranked_pending()

@@ -26,8 +26,10 @@ def rrf_term(rank: int | None, weight: float, k: int) -> float:
 
 
 def dense_term(h: StoreHit, embedded: bool, coverage: float, ranking: RankingSettings) -> float:
-    """The dense list's contribution to ``h``: its own rank when it has a vector (``embedded``),
-    else its BM25 rank stands in (the dense list cannot see it yet, so it neither helps nor hurts)."""
+    """The dense list's contribution to ``h`` while vectors fill: its own rank when it has a vector
+    (``embedded``), else its BM25 rank stands in (the dense list cannot see it yet, so it neither
+    helps nor hurts). ``coverage`` is not used by this rule; the variants it was measured against
+    (``bench/bench_partial_fill.py``) take the same arguments."""
     return rrf_term(h.dense_rank if embedded else h.bm25_rank, ranking.dense_weight, ranking.rrf_k)
 
 
