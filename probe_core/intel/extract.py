@@ -18,8 +18,8 @@ from probe_core.chunking.languages import language_for_path
 from .model import Edge, FileGraph, Import, Ref, Symbol
 
 from .syntax import (CALL_MEMBERS as _CALL_MEMBERS, CALLS as _CALLS, CONTAINER_KINDS as _CONTAINER_KINDS,
-                     IDENT as _IDENT, IMPORTS as _IMPORTS, MEMBER as _MEMBER, PASS_THROUGH as _PASS_THROUGH,
-                     RUBY_STATEMENT_PARENTS as _RUBY_STATEMENT_PARENTS,
+                     IDENT as _IDENT, IMPORTS as _IMPORTS, MEMBER as _MEMBER, NOT_A_USE_PARENTS,
+                     PASS_THROUGH as _PASS_THROUGH, RUBY_STATEMENT_PARENTS as _RUBY_STATEMENT_PARENTS,
                      SELF_WORDS, SIGNATURES as _SIGNATURES, SKIP_NAMES as _SKIP_NAMES, TYPE_LIKE as _TYPE_LIKE)
 
 _SPACE = re.compile(r"\s+")
@@ -266,10 +266,10 @@ class _Walker:
     def _heritage(self, node: Node, sym: Symbol, kind: str) -> None:
         """TS/JS/Java `extends`/`implements` clauses: every named type directly listed."""
         t = node.type
-        if t in ("implements_clause", "super_interfaces"):
+        if t in ("implements_clause", "super_interfaces", "class_interface_clause"):
             kind = "implements"
         elif t in ("extends_clause", "extends_type_clause", "superclass", "extends_interfaces", "class_heritage",
-                   "base_list", "base_class_clause"):  # c# `class A : B, IC`, c++ `class A : public B`
+                   "base_list", "base_class_clause", "base_clause"):  # c#, c++, php
             kind = "extends"
         elif t != "type_list":
             return
@@ -300,7 +300,8 @@ class _Walker:
         parent = node.parent
         field = _field_of(node)
         if parent is not None and (
-            (parent.type == "keyword_argument" and field == "name")
+            parent.type in NOT_A_USE_PARENTS
+            or (parent.type == "keyword_argument" and field == "name")
             or (parent.type == "pair" and field == "key")
             or parent.type in ("parameter_declaration", "field_declaration") and field == "name"
             or (parent.type == "function_declaration" and field == "name")

@@ -12,7 +12,7 @@ from .model import Symbol
 
 # each has a real-fixture test under tests/intel/
 CALL_GRAPH_LANGUAGES = frozenset({"python", "javascript", "typescript", "tsx", "go", "rust", "java", "c", "cpp",
-                                  "ruby", "csharp"})
+                                  "ruby", "csharp", "php"})
 _NAMES = {"javascript": "JavaScript", "typescript": "TypeScript", "tsx": "TSX", "cpp": "C++", "csharp": "C#",
           "php": "PHP", "html": "HTML", "json": "JSON", "yaml": "YAML", "toml": "TOML", "rst": "reStructuredText",
           "pdf": "PDF"}

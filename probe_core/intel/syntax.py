@@ -6,9 +6,9 @@ from __future__ import annotations
 
 # identifiers that can name a definition somewhere
 IDENT = frozenset({"identifier", "type_identifier", "field_identifier", "property_identifier",
-                   "shorthand_property_identifier", "constant", "simple_identifier"})
+                   "shorthand_property_identifier", "constant", "simple_identifier", "name"})  # name: php
 # the receiver words: `self.x()` means a method of the enclosing type
-SELF_WORDS = frozenset({"self", "this", "cls", "Self", "super"})
+SELF_WORDS = frozenset({"self", "this", "cls", "Self", "super", "$this", "static"})  # $this, static: php
 SKIP_NAMES = SELF_WORDS | {"_"}
 # member access node -> (object field, member field)
 MEMBER = {
@@ -24,14 +24,20 @@ MEMBER = {
     "method_invocation": ("object", "name"),  # java
     "call": ("receiver", "method"),  # ruby `obj.name` (python's call has neither field)
     "scope_resolution": ("scope", "name"),  # ruby `A::B`
-    "member_access_expression": ("expression", "name"),  # c# `obj.Name`
+    "member_access_expression": ("expression|object", "name"),  # c# `obj.Name`, php `$obj->name`
+    "member_call_expression": ("object", "name"),  # php `$obj->name()`
+    "nullsafe_member_call_expression": ("object", "name"),  # php `$obj?->name()`
+    "scoped_call_expression": ("scope", "name"),  # php `self::name()`, `Type::name()`
 }
 # call node -> the field holding what is called
 CALLS = {"call": "function", "call_expression": "function", "new_expression": "constructor",
          "method_invocation": "name", "object_creation_expression": "type",
-         "macro_invocation": "macro", "invocation_expression": "function"}
+         "macro_invocation": "macro", "invocation_expression": "function", "function_call_expression": "function"}
 # call nodes whose method name is one of their own fields (ruby: `obj.name(…)`, `name(…)`, `name arg`)
-CALL_MEMBERS = {"call": "method"}
+CALL_MEMBERS = {"call": "method", "member_call_expression": "name", "nullsafe_member_call_expression": "name",
+                "scoped_call_expression": "name"}  # ruby, php
+# names that are not uses of a definition: php's `$name` variables
+NOT_A_USE_PARENTS = frozenset({"variable_name"})
 # ruby: a bare name standing as a statement is a call of a method without arguments (`save`); a local
 # variable read there resolves to no definition, so it adds nothing
 RUBY_STATEMENT_PARENTS = frozenset({"body_statement", "block_body", "then", "else", "begin", "do",
@@ -46,4 +52,5 @@ CONTAINER_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "e
                              "extension"})
 TYPE_LIKE = frozenset({"type_identifier", "identifier", "scoped_type_identifier", "qualified_type",
                        "generic_type", "scoped_identifier", "nested_type_identifier", "attribute",
-                       "member_expression", "constant", "scope_resolution"})  # ruby `< Base`, `< A::Base`
+                       "member_expression", "constant", "scope_resolution",  # ruby `< Base`, `< A::Base`
+                       "name", "qualified_name"})  # php `extends Base`

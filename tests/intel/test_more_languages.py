@@ -1,4 +1,4 @@
-"""Ruby, C#, C and C++ fixture projects with known answers, and the one-line answer for languages the
+"""Ruby, C#, PHP, C and C++ fixture projects with known answers, and the one-line answer for languages the
 symbol graph has no call graph for (real tree-sitter grammars, real manifest)."""
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ import pytest
 
 from probe_core import Workspace, index_workspace
 from probe_core.intel import find_callees, find_callers, find_implementations, find_references
+from probe_core.intel.extract import extract_file
 
 from .conftest import line_of, locations
 
@@ -43,6 +44,23 @@ def test_csharp_calls_members_and_base_lists(project):
     assert {"Report.Total", "Rect.Scale"} <= {i.symbol for i in find_callees(ws, "Run").items}
 
 
+def test_php_functions_this_self_and_nullsafe_calls(project):
+    ws = project("phpproj")
+    model, user, signup = "src/Models/Model.php", "src/Models/User.php", "src/Services/Signup.php"
+    assert locations(find_callers(ws, "validate")) == {(model, line_of(ws, model, "$this->validate()"))}
+    assert locations(find_callers(ws, "store")) == {(user, line_of(ws, user, "self::store("))}
+    assert locations(find_callers(ws, "Model.save")) == {(signup, line_of(ws, signup, "$user->save()"))}
+    assert locations(find_callers(ws, "notify")) == {(signup, line_of(ws, signup, "$user?->notify("))}
+    assert locations(find_callers(ws, "format_message")) == {(user, line_of(ws, user, "format_message("))}
+    # the abstract `persist` of the base class runs the subclass's
+    assert ("src/Models/User.php", line_of(ws, user, "function persist")) in locations(find_callees(ws, "Model.save"))
+    assert locations(find_implementations(ws, "Notifiable")) == {(user, line_of(ws, user, "class User"))}
+    # `$message` (a parameter, then a variable) is not a use of anything; `$this->name` uses the property
+    graph = extract_file(user, (ws.root / user).read_text())
+    assert not [r for r in graph.refs if r.name == "message"]
+    assert [r for r in graph.refs if r.name == "name" and r.qualifier == "$this"]
+
+
 def test_c_functions_and_cpp_methods(project):
     ws = project("cproj")
     vec, main, shape = "src/vec.c", "src/main.c", "src/shape.cpp"
@@ -55,7 +73,7 @@ def test_c_functions_and_cpp_methods(project):
 
 
 UNSUPPORTED = {
-    "src/calc.php": "<?php\nfunction add($a, $b) { return $a + $b; }\nfunction twice($a) { return add($a, $a); }\n",
+    "src/Calc.swift": "func add(_ a: Int, _ b: Int) -> Int { return a + b }\nfunc twice(_ a: Int) -> Int { return add(a, a) }\n",
     "src/Calc.kt": "fun addUp(a: Int, b: Int): Int = a + b\nfun twiceUp(a: Int): Int { return addUp(a, a) }\n",
     "scripts/tool.lua": "function greet()\n  return 1\nend\nprint(greet())\n",
 }
@@ -75,9 +93,9 @@ def polyglot(tmp_path):
 
 @pytest.mark.parametrize("tool", [find_callers, find_callees, find_references])
 def test_a_language_without_a_call_graph_says_so(polyglot, tool):
-    php = tool(polyglot, "add")
-    assert php.items == [] and php.message == "no call graph for PHP files"
-    assert php.target["path"] == "src/calc.php"  # the definition was found: only its calls are unknown
+    swift = tool(polyglot, "add")
+    assert swift.items == [] and swift.message == "no call graph for Swift files"
+    assert swift.target["path"] == "src/Calc.swift"  # the definition was found: only its calls are unknown
     assert tool(polyglot, "addUp").message == "no call graph for Kotlin files"
     # a file without any definitions the graph knows: asked by file and line
     assert tool(polyglot, file="scripts/tool.lua", line=1).message == "no call graph for Lua files"
@@ -87,4 +105,4 @@ def test_the_cli_prints_the_message(polyglot):
     out = subprocess.run([sys.executable, "-m", "probe_cli", "callers", "twice", "--root", str(polyglot.root)],
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "no call graph for PHP files" in out.stdout
+    assert "no call graph for Swift files" in out.stdout
