@@ -316,7 +316,7 @@ class _Walker:
                 obj = next(filter(None, map(parent.child_by_field_name, obj_field.split("|"))), None)
                 if obj is not None:
                     qualifier = _one_line(node_text(obj), _MAX_QUALIFIER)
-                    if receiver and qualifier == receiver:
+                    if (receiver and qualifier == receiver) or (qualifier == "static" and self.lang == "php"):
                         qualifier = "self"
                     elif qualifier.startswith("super"):
                         qualifier = "super"

@@ -8,7 +8,7 @@ from __future__ import annotations
 IDENT = frozenset({"identifier", "type_identifier", "field_identifier", "property_identifier",
                    "shorthand_property_identifier", "constant", "simple_identifier", "name"})  # name: php
 # the receiver words: `self.x()` means a method of the enclosing type
-SELF_WORDS = frozenset({"self", "this", "cls", "Self", "super", "$this", "static"})  # $this, static: php
+SELF_WORDS = frozenset({"self", "this", "cls", "Self", "super", "$this"})  # $this: php (`static::` → self)
 SKIP_NAMES = SELF_WORDS | {"_"}
 # member access node -> (object field, member field)
 MEMBER = {
