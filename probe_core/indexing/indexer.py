@@ -37,6 +37,7 @@ from ..storage.protocol import StoreFilter, StorePoint
 from ..workspace import Workspace, point_id
 from .branches import BranchBook, retag_all
 from .change_detection import file_row, is_unchanged, scan_clock
+from .fill_order import fill_order, rank_queue
 from .store_check import check_store
 
 log = logging.getLogger("probe.index")
@@ -324,11 +325,12 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
             reuse = reusable_vectors(ws, f.path, chunks) if chunks and not kept else {}
             retain_old = book.leave(f.path, old.file_hash, file_hash) if old is not None else False
             language = language_for_path(f.path)
+            kind = chunk_kind_for(f.path, language)
             new_row = file_row(f, file_hash, scan_started)
             tags = book.tags(f.path, file_hash)
             if kept:  # another branch's version, checked out again: retag and revive, no re-embedding
                 store.set_payload_ids(kept, {"branch": tags})
-                man.revive(new_row, language, chunk_kind_for(f.path, language), retain_old=retain_old)
+                man.revive(new_row, language, kind, retain_old=retain_old)
                 report.files_revived += 1
                 report.files_indexed += 1
                 ws.touch()
@@ -341,10 +343,11 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
                 for k, (i, c) in enumerate(zip(ids, chunks))
             ])
             man.replace_file(
-                new_row, language, chunk_kind_for(f.path, language),
+                new_row, language, kind,
                 [ChunkRow(i, f.path, k, c.start_line, c.end_line, c.chunk_hash, c.symbol, c.symbol_kind,
                           c.parent_symbol, c.is_fragment) for k, (i, c) in enumerate(zip(ids, chunks))],
                 [index_text(c) for c in chunks], retain_old=retain_old, embedded={ids[k] for k in reuse},
+                fill_order=fill_order(f.path, kind, f.mtime_ns),
             )
             report.chunks_reused += len(reuse)
             report.files_indexed += 1
@@ -403,10 +406,13 @@ def _repair_graph(ws: Workspace) -> None:
 
 def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: IndexProgress | None = None,
                batch: int = DENSE_BATCH, should_stop: Callable[[], bool] = lambda: False) -> int:
-    """Embed queued chunks and attach their dense vectors. Returns how many were embedded."""
+    """Embed queued chunks, in fill order (``fill_order.py``), and attach their dense vectors.
+    Returns how many were embedded."""
     man, store, emb = ws.manifest, ws.store, ws.embedder
     state = state or IndexProgress(phase="dense")
     done = 0
+    with ws.write_lock:
+        rank_queue(man)
     while not should_stop():
         with ws.write_lock:
             rows = man.pending_dense(batch)

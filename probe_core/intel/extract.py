@@ -17,40 +17,11 @@ from probe_core.chunking.languages import language_for_path
 
 from .model import Edge, FileGraph, Import, Ref, Symbol
 
-# identifiers that can name a definition somewhere
-_IDENT = frozenset({"identifier", "type_identifier", "field_identifier", "property_identifier",
-                    "shorthand_property_identifier", "constant", "simple_identifier"})
-# the receiver words: `self.x()` means a method of the enclosing type
-SELF_WORDS = frozenset({"self", "this", "cls", "Self", "super"})
-_SKIP_NAMES = SELF_WORDS | {"_"}
-# member access node -> (object field, member field)
-_MEMBER = {
-    "attribute": ("object", "attribute"),  # python
-    "member_expression": ("object", "property"),  # js/ts
-    "selector_expression": ("operand", "field"),  # go
-    "field_expression": ("value", "field"),  # rust
-    "scoped_identifier": ("path", "name"),  # rust `A::b`, java `a.b`
-    "scoped_type_identifier": ("path", "name"),
-    "qualified_type": ("package", "name"),  # go `http.Handler`
-    "nested_type_identifier": ("module", "name"),  # ts `ns.T`
-    "field_access": ("object", "field"),  # java
-    "method_invocation": ("object", "name"),  # java
-}
-# call node -> the field holding what is called
-_CALLS = {"call": "function", "call_expression": "function", "new_expression": "constructor",
-          "method_invocation": "name", "object_creation_expression": "type",
-          "macro_invocation": "macro"}
-_PASS_THROUGH = frozenset({"generic_function", "generic_type", "type_arguments_wrapper"})
-_IMPORTS = frozenset({"import_statement", "import_from_statement", "import_declaration",
-                      "use_declaration", "future_import_statement"})
-# interface/trait members without a body: the finder skips them, implementations need them
-_SIGNATURES = frozenset({"method_elem", "method_spec", "function_signature_item", "method_signature",
-                         "abstract_method_signature"})
-_CONTAINER_KINDS = frozenset({"class", "struct", "interface", "trait", "impl", "enum", "module",
-                              "extension"})
-_TYPE_LIKE = frozenset({"type_identifier", "identifier", "scoped_type_identifier", "qualified_type",
-                        "generic_type", "scoped_identifier", "nested_type_identifier", "attribute",
-                        "member_expression"})
+from .syntax import (CALL_MEMBERS as _CALL_MEMBERS, CALLS as _CALLS, CONTAINER_KINDS as _CONTAINER_KINDS,
+                     IDENT as _IDENT, IMPORTS as _IMPORTS, MEMBER as _MEMBER, NOT_A_USE_PARENTS,
+                     PASS_THROUGH as _PASS_THROUGH, RUBY_STATEMENT_PARENTS as _RUBY_STATEMENT_PARENTS,
+                     SELF_WORDS, SIGNATURES as _SIGNATURES, SKIP_NAMES as _SKIP_NAMES, TYPE_LIKE as _TYPE_LIKE)
+
 _SPACE = re.compile(r"\s+")
 _PY_STRING = re.compile(r"^[rRbBuUfF]{0,2}(?P<q>\"\"\"|'''|\"|')(?P<body>.*)(?P=q)$", re.S)
 _COMMENT_MARK = re.compile(r"^\s*(?:/\*\*?|\*/|\*|///?!?|#!?|--)\s?")
@@ -266,7 +237,7 @@ class _Walker:
                 if b.type in ("identifier", "attribute"):
                     self._edge(sym, node_text(b), "extends")
         elif t in ("class_declaration", "abstract_class_declaration", "class", "interface_declaration",
-                   "record_declaration", "enum_declaration"):
+                   "record_declaration", "enum_declaration", "class_specifier", "struct_specifier"):
             for child in inner.named_children:
                 self._heritage(child, sym, "implements" if child.type == "super_interfaces" else "extends")
         elif t == "impl_item":
@@ -295,9 +266,10 @@ class _Walker:
     def _heritage(self, node: Node, sym: Symbol, kind: str) -> None:
         """TS/JS/Java `extends`/`implements` clauses: every named type directly listed."""
         t = node.type
-        if t in ("implements_clause", "super_interfaces"):
+        if t in ("implements_clause", "super_interfaces", "class_interface_clause"):
             kind = "implements"
-        elif t in ("extends_clause", "extends_type_clause", "superclass", "extends_interfaces", "class_heritage"):
+        elif t in ("extends_clause", "extends_type_clause", "superclass", "extends_interfaces", "class_heritage",
+                   "base_list", "base_class_clause", "base_clause"):  # c#, c++, php
             kind = "extends"
         elif t != "type_list":
             return
@@ -328,7 +300,8 @@ class _Walker:
         parent = node.parent
         field = _field_of(node)
         if parent is not None and (
-            (parent.type == "keyword_argument" and field == "name")
+            parent.type in NOT_A_USE_PARENTS
+            or (parent.type == "keyword_argument" and field == "name")
             or (parent.type == "pair" and field == "key")
             or parent.type in ("parameter_declaration", "field_declaration") and field == "name"
             or (parent.type == "function_declaration" and field == "name")
@@ -340,10 +313,10 @@ class _Walker:
             obj_field, member_field = _MEMBER[parent.type]
             member = parent.child_by_field_name(member_field)
             if member is not None and member.start_byte == node.start_byte:
-                obj = parent.child_by_field_name(obj_field)
+                obj = next(filter(None, map(parent.child_by_field_name, obj_field.split("|"))), None)
                 if obj is not None:
                     qualifier = _one_line(node_text(obj), _MAX_QUALIFIER)
-                    if receiver and qualifier == receiver:
+                    if (receiver and qualifier == receiver) or (qualifier == "static" and self.lang == "php"):
                         qualifier = "self"
                     elif qualifier.startswith("super"):
                         qualifier = "super"
@@ -357,6 +330,10 @@ class _Walker:
         while expr.parent is not None and expr.parent.type in _PASS_THROUGH:
             expr = expr.parent
         kind = "import" if in_import else "ref"
+        if not in_import and parent is not None and (
+                (parent.type in _CALL_MEMBERS and _CALL_MEMBERS[parent.type] == field)  # ruby `a.b(…)`
+                or (self.lang == "ruby" and node.type == "identifier" and parent.type in _RUBY_STATEMENT_PARENTS)):
+            kind = "call"
         holder = expr.parent
         if not in_import and holder is not None and holder.type in _CALLS:
             callee = holder.child_by_field_name(_CALLS[holder.type])

@@ -18,6 +18,7 @@ from .build import ensure_graph, graph_store
 from .errors import BadQuery
 from .model import SOURCE_LSP, Edge, Item, IntelResult, Ref, Symbol
 from .resolve import TYPE_KINDS, Resolver, family
+from .support import graph_targets
 from .targets import find_targets
 
 CALLEE_MIN_CONFIDENCE = 0.3
@@ -100,6 +101,11 @@ def finish(targets: list[Symbol], items: list[Item], max_results: int, max_token
                        extra=dict(extra or {}))
 
 
+def no_answer(targets: list[Symbol], message: str) -> IntelResult:
+    """What a question the graph cannot answer gets (``support.py``): the target, no items, why."""
+    return IntelResult(target=target_dict(targets) if targets else None, items=[], message=message)
+
+
 def answer(ctx: QueryContext, targets: list[Symbol], question: str, graph: Callable[[], list[Item]],
            max_results: int, max_tokens: int | None, *, lsp: bool | None = None, **kwargs) -> IntelResult:
     """The graph's answer (`graph()`), or, when a language server was asked for (`lsp`, see
@@ -156,7 +162,9 @@ def find_callers(ws: Workspace, symbol: str | None = None, file: str | None = No
     """Every call of the function/method (and, with `depth` > 1, calls of its callers)."""
     depth = _check(max_results, depth, max_tokens)
     ctx = QueryContext(ws)
-    targets = ctx.targets(symbol, file, line)
+    targets, gap = graph_targets(ctx, symbol, file, line)
+    if gap:
+        return no_answer(targets, gap)
     if depth > 1:  # the language server answers one level
         return finish(targets, caller_items(ctx, targets, depth), max_results, max_tokens)
     return answer(ctx, targets, "callers", lambda: caller_items(ctx, targets, 1), max_results, max_tokens, lsp=lsp)
@@ -191,7 +199,9 @@ def find_callees(ws: Workspace, symbol: str | None = None, file: str | None = No
     """The definitions (in this repository) that the function calls; library calls are left out."""
     depth = _check(max_results, depth, max_tokens)
     ctx = QueryContext(ws)
-    targets = ctx.targets(symbol, file, line)
+    targets, gap = graph_targets(ctx, symbol, file, line)
+    if gap:
+        return no_answer(targets, gap)
     return finish(targets, callee_items(ctx, targets[:1] if file else targets, depth), max_results, max_tokens)
 
 
@@ -218,7 +228,9 @@ def find_references(ws: Workspace, symbol: str | None = None, file: str | None =
     """Every use in code (calls, type annotations, imports, tests); comments and docs are not code."""
     _check(max_results, 1, max_tokens)
     ctx = QueryContext(ws)
-    targets = ctx.targets(symbol, file, line)
+    targets, gap = graph_targets(ctx, symbol, file, line)
+    if gap:
+        return no_answer(targets, gap)
     return answer(ctx, targets, "references", lambda: reference_items(ctx, targets, include_declaration),
                   max_results, max_tokens, lsp=lsp, include_declaration=include_declaration)
 

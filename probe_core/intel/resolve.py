@@ -203,7 +203,7 @@ class Resolver:
         enclosing = ref.enclosing or ""
         local = [c for c in cands if c.path == ref.path and (
             c.parent is None or (c.kind == "function" and (enclosing == c.parent or enclosing.startswith(c.parent + "."))))]
-        if lang in ("java", "csharp", "kotlin"):
+        if lang in ("java", "csharp", "kotlin", "ruby", "c"):  # a bare name in a method: a member first
             members = self._in_hierarchy(ref, cands) if ref.enclosing else []
             members = [m for m in members if m[1] > 0.2]
             if members:

@@ -5,6 +5,12 @@ The store fuses dense and BM25 and reports each hit's rank in both; asking it fo
 of its two prefetch lists gives every candidate, so the fusion can be recomputed here with any
 number of extra lists, using Qdrant's own formula (``weight / (k + rank - 1)``, ranks from 1).
 A candidate that only an extra list found gets its payload from the manifest.
+
+While dense vectors are still filling, the dense list can only rank the chunks that have one, and
+giving its top ranks the full weight let whichever chunks were embedded first outrank the lexical
+winners (``docs/benchmarks.md``, "Answers while dense vectors fill"). So the dense term is
+per candidate: a candidate without a vector is not penalised for it, it takes its BM25 rank as its
+stand-in dense rank (``dense_term``); at full coverage nothing changes.
 """
 from __future__ import annotations
 
@@ -19,10 +25,21 @@ def rrf_term(rank: int | None, weight: float, k: int) -> float:
     return weight / (k + rank - 1) if rank else 0.0
 
 
+def dense_term(h: StoreHit, embedded: bool, coverage: float, ranking: RankingSettings) -> float:
+    """The dense list's contribution to ``h`` while vectors fill: its own rank when it has a vector
+    (``embedded``), else its BM25 rank stands in (the dense list cannot see it yet, so it neither
+    helps nor hurts). ``coverage`` is not used by this rule; the variants it was measured against
+    (``bench/bench_partial_fill.py``) take the same arguments."""
+    return rrf_term(h.dense_rank if embedded else h.bm25_rank, ranking.dense_weight, ranking.rrf_k)
+
+
 def fuse(hits: list[StoreHit], extra: dict[str, tuple[list[str], float]], ranking: RankingSettings,
-         payloads: Callable[[list[str]], dict[str, dict]]) -> list[StoreHit]:
+         payloads: Callable[[list[str]], dict[str, dict]], *, coverage: float = 1.0,
+         without_vector: Callable[[list[str]], set[str]] = lambda ids: set()) -> list[StoreHit]:
     """All candidates, best first, scored by weighted RRF over the store's lists and ``extra``
-    (list name → (point ids best first, weight))."""
+    (list name → (point ids best first, weight)). ``coverage``: the share of chunks with a dense
+    vector when the dense list was asked (1.0 when it was not, or all have one); below 1,
+    ``without_vector(ids)`` names the candidates that have none (``dense_term``)."""
     by_id = {h.id: h for h in hits}
     missing = list(dict.fromkeys(pid for ids, weight in extra.values() if weight for pid in ids if pid not in by_id))
     if missing:
@@ -36,8 +53,11 @@ def fuse(hits: list[StoreHit], extra: dict[str, tuple[list[str], float]], rankin
                 by_id[pid].extra_ranks[name] = rank
     k = ranking.rrf_k
     weights = {name: weight for name, (_, weight) in extra.items()}
+    lacking = without_vector(list(by_id)) if coverage < 1.0 else set()
     for h in by_id.values():
-        h.score = (rrf_term(h.dense_rank, ranking.dense_weight, k) + rrf_term(h.bm25_rank, ranking.sparse_weight, k)
+        dense = (dense_term(h, h.id not in lacking, coverage, ranking) if coverage < 1.0
+                 else rrf_term(h.dense_rank, ranking.dense_weight, k))
+        h.score = (dense + rrf_term(h.bm25_rank, ranking.sparse_weight, k)
                    + sum(rrf_term(rank, weights[name], k) for name, rank in h.extra_ranks.items()))
     return sorted(by_id.values(), key=lambda h: (-h.score, _best_rank(h), h.id))
 

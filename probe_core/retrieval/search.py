@@ -238,7 +238,8 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
             {"file_path": path, "chunk_kind": kind}, intent, flt.chunk_kinds, ranking))
         lists = {"literal": (exact.literal, ranking.literal_weight),
                  "identifier": (exact.identifier, ranking.identifier_weight)}
-    hits = fuse(hits, lists, ranking, ws.manifest.chunk_payloads)
+    hits = fuse(hits, lists, ranking, ws.manifest.chunk_payloads,  # dense counts for what it can see
+                coverage=coverage if dense_vec is not None else 1.0, without_vector=ws.manifest.without_dense)
     hits = apply_priors(hits, intent, flt.chunk_kinds, ranking)
     # only the head is merged into ranges: a long tail of weak hits would stretch the top ranges
     ranges = merge_hits(hits[:max(MERGE_POOL, top_k * 3)])

@@ -64,13 +64,16 @@ CREATE TABLE IF NOT EXISTS branch_files (
     PRIMARY KEY (branch, path)
 );
 CREATE INDEX IF NOT EXISTS branch_files_version ON branch_files(path, file_hash);
--- chunk text waiting for its dense vector (progressive indexing); removed once embedded
+-- chunk text waiting for its dense vector (progressive indexing); removed once embedded.
+-- fill_order: the queue's key, smallest first (indexing/fill_order.py; -1: not ranked yet)
 CREATE TABLE IF NOT EXISTS pending_dense (
     point_id TEXT PRIMARY KEY,
     path TEXT NOT NULL,
-    text TEXT NOT NULL
+    text TEXT NOT NULL,
+    fill_order INTEGER NOT NULL DEFAULT -1
 );
 CREATE INDEX IF NOT EXISTS pending_path ON pending_dense(path);
+CREATE INDEX IF NOT EXISTS pending_order ON pending_dense(fill_order);  -- rowid is its tail
 """
 
 
@@ -117,7 +120,8 @@ class Manifest:
     def _migrate(self) -> None:
         """Version 1 → 2: chunks learn their file version and whether they are live.
         Version 2 → 3: files learn ctime, inode and device; rows migrated hold 0 (not verified), so
-        the next scan hashes each file once and records its full stat."""
+        the next scan hashes each file once and records its full stat. The dense queue learns its
+        fill order (rows queued before are ranked by ``indexing.fill_order.rank_queue``)."""
         file_cols = {r[1] for r in self._db.execute("PRAGMA table_info(files)")}
         if file_cols and "ctime_ns" not in file_cols:
             self._db.executescript("""
@@ -127,6 +131,9 @@ class Manifest:
                 ALTER TABLE files ADD COLUMN dev INTEGER NOT NULL DEFAULT 0;
                 COMMIT;
             """)
+        queue_cols = {r[1] for r in self._db.execute("PRAGMA table_info(pending_dense)")}
+        if queue_cols and "fill_order" not in queue_cols:
+            self._db.execute("ALTER TABLE pending_dense ADD COLUMN fill_order INTEGER NOT NULL DEFAULT -1")
         cols = {r[1] for r in self._db.execute("PRAGMA table_info(chunks)")}
         if cols and "live" not in cols:
             self._db.executescript("""
@@ -197,10 +204,12 @@ class Manifest:
 
     def replace_file(self, row: FileRow, language: str | None, chunk_kind: str | None,
                      chunks: list[ChunkRow], texts: list[str], *, dense_done: bool = False,
-                     retain_old: bool = False, embedded: set[str] | frozenset[str] = frozenset()) -> None:
+                     retain_old: bool = False, embedded: set[str] | frozenset[str] = frozenset(),
+                     fill_order: int = -1) -> None:
         """Atomically record a file's new version and chunks (and queue them for dense vectors).
         ``retain_old`` keeps the previous version's chunks for the branches that still have it;
-        ``embedded``: chunks whose dense vector was stored with them (not queued)."""
+        ``embedded``: chunks whose dense vector was stored with them (not queued); ``fill_order``:
+        the queue key of the file's chunks (``indexing/fill_order.py``)."""
         now = time.time()
         with self.transaction() as db:
             _leave_live(db, row.path, retain_old)
@@ -214,8 +223,9 @@ class Manifest:
                   row.file_hash) for c in chunks],
             )
             if not dense_done:
-                db.executemany("INSERT OR REPLACE INTO pending_dense(point_id, path, text) VALUES(?,?,?)",
-                               [(c.point_id, c.path, t) for c, t in zip(chunks, texts) if c.point_id not in embedded])
+                db.executemany("INSERT OR REPLACE INTO pending_dense(point_id, path, text, fill_order) VALUES(?,?,?,?)",
+                               [(c.point_id, c.path, t, fill_order) for c, t in zip(chunks, texts)
+                                if c.point_id not in embedded])
 
     def remove_file(self, path: str, *, retain: bool = False) -> None:
         """Forget the checked-out version of ``path``; ``retain`` keeps its chunks for other branches."""
@@ -432,10 +442,34 @@ class Manifest:
         return {"files": files, "files_failed": failed, "chunks": chunks, "chunks_dense": dense}
 
     def pending_dense(self, limit: int) -> list[tuple[str, str, str]]:
-        """(point_id, path, text) of chunks still waiting for dense vectors, oldest files first."""
+        """(point_id, path, text) of chunks still waiting for dense vectors, in fill order
+        (``indexing/fill_order.py``), then in the order they were queued."""
         with self._lock:
             return self._db.execute(
-                "SELECT point_id, path, text FROM pending_dense ORDER BY rowid LIMIT ?", (limit,)).fetchall()
+                "SELECT point_id, path, text FROM pending_dense ORDER BY fill_order, rowid LIMIT ?", (limit,)).fetchall()
+
+    def unranked_pending(self) -> list[tuple[str, str | None, int]]:
+        """(path, chunk_kind, mtime_ns) of the files with queued chunks that have no fill order yet."""
+        with self._lock:
+            return self._db.execute(
+                "SELECT DISTINCT p.path, f.chunk_kind, COALESCE(f.mtime_ns, 0) FROM pending_dense p"
+                " LEFT JOIN files f ON f.path = p.path WHERE p.fill_order = -1").fetchall()
+
+    def set_fill_order(self, orders: list[tuple[int, str]]) -> None:
+        """Give the unranked queued chunks of each path its fill order: ``[(fill_order, path)]``."""
+        with self.transaction() as db:
+            db.executemany("UPDATE pending_dense SET fill_order=? WHERE path=? AND fill_order=-1", orders)
+
+    def without_dense(self, point_ids: list[str]) -> set[str]:
+        """Those of these chunks that have no dense vector yet (search while the fill runs)."""
+        out: set[str] = set()
+        with self._lock:
+            for start in range(0, len(point_ids), 500):
+                part = point_ids[start:start + 500]
+                out.update(r[0] for r in self._db.execute(
+                    f"SELECT point_id FROM chunks WHERE has_dense=0 AND point_id IN ({','.join('?' * len(part))})",
+                    part))
+        return out
 
     def mark_dense_done(self, point_ids: list[str]) -> None:
         with self.transaction() as db:

@@ -40,3 +40,19 @@ async def test_intel_tools_answer_on_owner_and_attached(repo):
             r2 = await call(attached, "find_callers", {"symbol": "hash_password"})
             assert not r2.is_error
             assert {(i["path"], i["line"]) for i in r2.structured_content["items"]} == callers
+
+
+@pytest.mark.asyncio
+async def test_a_language_without_a_call_graph_is_named_not_an_empty_list(tmp_path):
+    root = tmp_path / "kt"
+    (root / "src").mkdir(parents=True)
+    (root / "src/Calc.kt").write_text("fun add(a: Int, b: Int): Int = a + b\n"
+                                      "fun twice(a: Int): Int { return add(a, a) }\n")
+    async with probe_mcp(root) as owner:
+        await wait_indexed(owner)
+        for tool in ("find_callers", "find_callees", "find_references"):
+            r = await call(owner, tool, {"symbol": "add"})
+            assert not r.is_error, r.content[0].text
+            assert r.structured_content["items"] == []
+            assert r.structured_content["message"] == "no call graph for Kotlin files"
+            assert "no call graph for Kotlin files" in r.content[0].text

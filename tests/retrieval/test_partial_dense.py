@@ -1,0 +1,76 @@
+"""While dense vectors fill, the dense list counts only for what it can see (real Qdrant Edge, real
+ONNX embedder): chunks embedded first must not outrank the lexical winner for being embedded."""
+from __future__ import annotations
+
+from probe_core import Workspace, index_workspace, search
+from probe_core.indexing.indexer import fill_dense
+from probe_core.retrieval.rank_fusion import dense_term, fuse
+from probe_core.retrieval.ranking import DEFAULT_RANKING
+from probe_core.storage.protocol import StoreHit
+
+FILES = {
+    "src/http/cookies.py": (
+        "def parse_cookie_header(header):\n"
+        '    """Parse a Cookie request header into a dict of names to values."""\n'
+        "    out = {}\n"
+        "    for part in header.split(';'):\n"
+        "        name, _, value = part.strip().partition('=')\n"
+        "        out[name] = value\n"
+        "    return out\n"),
+    "src/http/status.py": "def reason(code):\n    return {200: 'OK', 404: 'Not Found'}.get(code, '')\n",
+    "src/store/cache.py": "class Cache:\n    def get(self, key):\n        return self.data.get(key)\n",
+    ".github/workflows/ci.yaml": (
+        "name: ci\non: [push]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n"
+        "      - uses: actions/checkout@v4\n      - run: pip install -e .\n"
+        "      - run: pytest -k 'cookie or header'\n"),
+    "docs/changelog.md": "# Changelog\n\n## 1.2\n\n- Faster start-up.\n- A new header in the release notes.\n",
+}
+
+
+def _half_embedded(tmp_path) -> Workspace:
+    """Only the CI workflow and the changelog have vectors: what a fill that started with the wrong
+    files leaves behind."""
+    root = tmp_path / "web"
+    for rel, text in FILES.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+    ws = Workspace.open(root)
+    index_workspace(ws, dense=False)
+    with ws.manifest.transaction() as db:
+        db.execute("UPDATE pending_dense SET fill_order = CASE WHEN path IN "
+                   "('.github/workflows/ci.yaml', 'docs/changelog.md') THEN 0 ELSE 1 END")
+    wrong = sum(1 for _, p, _ in ws.manifest.pending_dense(1000) if not p.startswith("src/"))
+    fill_dense(ws, batch=wrong, should_stop=lambda: ws.manifest.counts()["chunks_dense"] >= wrong)
+    embedded = {r[0] for r in ws.manifest._db.execute("SELECT path FROM chunks WHERE has_dense=1")}
+    assert embedded == {".github/workflows/ci.yaml", "docs/changelog.md"}
+    return ws
+
+
+def test_embedded_but_irrelevant_chunks_do_not_outrank_the_bm25_winner(tmp_path):
+    ws = _half_embedded(tmp_path)
+    resp = search(ws, "parse cookie header", top_k=5)
+    assert 0 < resp.dense_coverage < 1 and resp.status == "uncertain"
+    assert resp.results[0].path == "src/http/cookies.py", [r.path for r in resp.results]
+    top = resp.results[0].signals
+    assert top["dense_rank"] is None and top["bm25_rank"] == 1  # unembedded, and not penalised for it
+    ws.close()
+
+
+def _hit(pid, dense=None, bm25=None):
+    return StoreHit(id=pid, score=0.0, payload={}, dense_rank=dense, bm25_rank=bm25)
+
+
+def test_a_candidate_without_a_vector_takes_its_bm25_rank_as_its_dense_rank():
+    k = DEFAULT_RANKING.rrf_k
+    assert dense_term(_hit("a", dense=3, bm25=1), True, 0.5, DEFAULT_RANKING) == 1 / (k + 2)
+    assert dense_term(_hit("a", dense=None, bm25=1), False, 0.5, DEFAULT_RANKING) == 1 / k
+    assert dense_term(_hit("a", dense=None, bm25=None), False, 0.5, DEFAULT_RANKING) == 0.0
+
+
+def test_full_coverage_fuses_as_before_and_asks_nothing():
+    def never(ids):
+        raise AssertionError("coverage 1.0 must not look vectors up")
+
+    hits = [_hit("a", dense=1, bm25=None), _hit("b", dense=None, bm25=1), _hit("c", dense=2, bm25=2)]
+    fused = fuse(hits, {}, DEFAULT_RANKING, lambda ids: {}, coverage=1.0, without_vector=never)
+    assert [h.id for h in fused] == ["c", "a", "b"]
