@@ -253,6 +253,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug: one line unless debugging
         if os.environ.get("PROBE_DEBUG"):
             raise
+        from probe_core.storage.damage import as_probe_error
+
+        if isinstance(known := as_probe_error(exc), ProbeError):  # a damaged index file, with the fix
+            print(f"probe: error: {redact(str(known))}", file=sys.stderr)
+            return EXIT_ERROR
         print(f"probe: internal error: {type(exc).__name__}: {redact(str(exc))} (rerun with PROBE_DEBUG=1 for details)",
               file=sys.stderr)
         return EXIT_INTERNAL

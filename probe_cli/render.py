@@ -229,7 +229,7 @@ def _search_footer(resp) -> str:
 STATUS_KEYS = ("root", "preset", "store", "embedding_model_id", "embedding_dimensions", "index_generation",
                "branch", "indexed_branches", "files_indexed", "files_failed", "chunks_indexed", "points_in_store",
                "chunks_embedded", "dense_coverage", "seconds_since_scan", "backend_reachable",
-               "index_config_mismatch", "interrupted_run")
+               "index_config_mismatch", "index_damaged", "interrupted_run")
 
 
 def print_status(st: dict) -> None:

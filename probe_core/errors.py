@@ -44,3 +44,8 @@ class DiskFull(ProbeError):
 
 class EmbeddingError(ProbeError):
     """The embedder failed on a batch (bad response, timeout after retries)."""
+
+
+class IndexDamaged(ProbeError):
+    """A file under ``.probe/`` (the manifest, the store's segments) is corrupt. Everything there is
+    derived from the tree, so the fix is always a rebuild (``probe index --rebuild``)."""

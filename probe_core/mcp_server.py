@@ -213,6 +213,10 @@ def _call(fn, *args, **kwargs):
     except ProbeError as exc:
         raise ToolError(_one_line(str(exc))) from exc
     except Exception as exc:
+        from .storage.damage import as_probe_error
+
+        if isinstance(known := as_probe_error(exc), ProbeError):  # a damaged index file: say so, with the fix
+            raise ToolError(_one_line(str(known))) from exc
         log.exception("tool failed")
         raise ToolError(_one_line(f"internal error: {type(exc).__name__}: {exc}")
                         + " (details in .probe/logs/probe-mcp.log)") from exc

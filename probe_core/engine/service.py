@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import BackendUnavailable, IndexConfigMismatch, ProbeError
+from ..errors import BackendUnavailable, IndexConfigMismatch, IndexDamaged, ProbeError
 from ..private_dir import ensure_private_dir
 from ..records import IndexProgress
 from ..redaction import redact
@@ -208,11 +208,14 @@ class OwnerEngine:
         log.warning("indexing paused: %s", msg)
 
     def _open_backends(self) -> None:
-        from ..indexing.indexer import check_identity
+        from ..indexing.indexer import check_identity, damage_of, rebuild
         from ..workspace import Workspace
 
         if self._ws is None:
             ws = Workspace.open(self.root, probe_dir=self._own_probe_dir)  # creates config.json on a first run
+            if (why := damage_of(ws)) is not None:  # damaged files under .probe/: start over from the tree
+                log.warning("%s; rebuilding the index from the files", why.split("; run `probe")[0])
+                rebuild(ws)
             _ = ws.manifest, ws.store  # build both before other threads can race to
             self._ws = ws
         ws = self._ws
@@ -413,8 +416,12 @@ class OwnerEngine:
         if not self._watching():
             ws.touch()  # nobody tells us about edits: never answer from the cache
         with self._searching():
-            out = search_answer(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters,
-                                max_tokens=max_tokens)
+            try:
+                out = search_answer(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters,
+                                    max_tokens=max_tokens)
+            except IndexDamaged:  # the worker's next scan sees the recorded damage and rebuilds
+                self.request_scan(full=True, reason="repair")
+                raise
         with self._state:
             first_index_running = not self._first_scan_done.is_set() and out["index_generation"] == 0
             in_progress = self._indexing_in_progress()

@@ -4,14 +4,34 @@ from __future__ import annotations
 import json
 import time
 
-from ..errors import IndexConfigMismatch, ProbeError
+from ..errors import IndexConfigMismatch, IndexDamaged, ProbeError
 from ..redaction import public_url
+from ..storage.damage import recorded_damage
 from ..workspace import Workspace
 from .store_check import check_store
 
 
 def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
-    """Counts, identity, generation and health of the workspace's index (never raises)."""
+    """Counts, identity, generation and health of the workspace's index (never raises for a
+    damaged index: that is reported as ``index_damaged`` with the fix in ``last_error``)."""
+    try:
+        out = _index_status(ws, probe_backend=probe_backend)
+    except IndexDamaged as exc:
+        return damaged_status(ws, str(exc))
+    if (seen := recorded_damage(ws.probe_dir)) is not None:  # a read failed on damaged files (any process)
+        out.update(index_damaged=True, last_error=seen)
+    return out
+
+
+def damaged_status(ws: Workspace, message: str) -> dict:
+    """What status says about an index whose files are damaged: no counts (they cannot be trusted)."""
+    return {"root": str(ws.root), "workspace_id": ws.workspace_id, "preset": ws.config.preset,
+            "collection": ws.collection, "index_damaged": True, "index_generation": None,
+            "files_indexed": None, "chunks_indexed": None, "backend_reachable": True,
+            "last_error": message, "last_errors": []}
+
+
+def _index_status(ws: Workspace, *, probe_backend: bool) -> dict:
     man = ws.manifest
     counts = man.counts()
     last_scan = man.get_meta("last_scan_at")
@@ -35,6 +55,7 @@ def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
         "seconds_since_scan": round(time.time() - float(last_scan), 1) if last_scan else None,
         "interrupted_run": man.get_meta("index_dirty") == "1",
         "index_config_mismatch": False,
+        "index_damaged": False,
         "backend_reachable": None,
         "last_errors": [{"path": p, "error": e} for p, e in man.errors(limit=10)],
     }
