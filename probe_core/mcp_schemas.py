@@ -196,7 +196,8 @@ class MemoryOutput(BaseModel):
 
     action: str = Field(description="add | update | remove | list")
     rule: MemoryRule | None = Field(None, description="The rule added, updated or removed (null for list).")
-    rules: list[MemoryRule] = Field(description="All current rules: global first, then the project's, by creation.")
+    rules: list[MemoryRule] = Field(description="For list: all current rules, global first, then the project's, by "
+                                                "creation. Empty for add/update/remove (see `rule`).")
     message: str
 
 

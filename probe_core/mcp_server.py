@@ -153,6 +153,8 @@ def memory_instructions(root: Path | None, *, max_chars: int = 3000) -> str:
 def render_memory(out: dict) -> str:
     from .memory.rules import render_rules_markdown
 
+    if out.get("action") != "list":  # a change answers with the rule it changed, not the whole list
+        return out["message"] + ("\n\n" + render_rules_markdown([out["rule"]], heading="") if out.get("rule") else "")
     return out["message"] + "\n\n" + render_rules_markdown(out["rules"])
 
 

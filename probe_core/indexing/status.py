@@ -11,6 +11,9 @@ from ..workspace import Workspace
 from .store_check import check_store
 
 
+MAX_LISTED = 50  # branches, libraries: the answer's size must not follow what the store holds
+
+
 def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
     """Counts, identity, generation and health of the workspace's index (never raises for a
     damaged index: that is reported as ``index_damaged`` with the fix in ``last_error``)."""
@@ -45,7 +48,7 @@ def _index_status(ws: Workspace, *, probe_backend: bool) -> dict:
         "embedding_dimensions": int(man.get_meta("embedding_dimensions") or 0) or None,
         "index_generation": man.generation,
         "branch": ws.branch or None,  # checked out now (a detached HEAD: its short sha)
-        "indexed_branches": man.branches(),  # searchable with filters.branch
+        "indexed_branches": man.branches()[:MAX_LISTED],  # searchable with filters.branch (first ones)
         "files_indexed": counts["files"],
         "files_failed": counts["files_failed"],
         "chunks_indexed": counts["chunks"],
@@ -60,7 +63,12 @@ def _index_status(ws: Workspace, *, probe_backend: bool) -> dict:
         "last_errors": [{"path": p, "error": e} for p, e in man.errors(limit=10)],
     }
     if ws.library is None:  # the reference libraries searched beside this project, failures included
-        out["libraries"] = _library_summaries()
+        libraries = _library_summaries()
+        out["libraries"] = libraries[:MAX_LISTED]
+        if len(libraries) > MAX_LISTED:
+            out["libraries_total"] = len(libraries)
+    if len(out["indexed_branches"]) == MAX_LISTED:
+        out["indexed_branches_total"] = len(man.branches())
     skipped = _skipped(man.get_meta("skipped_files"))
     out["files_skipped"] = sum(skipped["by_reason"].values()) if skipped else None
     out["skipped"] = skipped
