@@ -92,7 +92,12 @@ def cmd_search(args) -> int:
 def cmd_status(args) -> int:
     from . import owner_verbs
 
-    st = owner_verbs.call_owner(_root(args), "index_status")
+    from probe_core.errors import OwnerNotAnswering
+
+    try:
+        st = owner_verbs.call_owner(_root(args), "index_status")
+    except OwnerNotAnswering as exc:  # answered here, read-only, with the reason
+        st = owner_verbs.status_without_owner(_root(args), exc)
     if st is None:
         from probe_core.engine import open_engine
 

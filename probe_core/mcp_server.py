@@ -585,6 +585,10 @@ def run_stdio(root: Path | None = None) -> int:
         os._exit(0)
 
     signal.signal(signal.SIGTERM, _terminate)
+    # Ctrl-C, or a client that interrupts its server: the same clean exit. Left to Python, SIGINT
+    # raised KeyboardInterrupt inside the event loop, which stopped answering while the stdin reader
+    # thread kept the process alive.
+    signal.signal(signal.SIGINT, _terminate)
     guard.wire()
     try:
         anyio.run(_serve_stdio, server)
