@@ -107,6 +107,20 @@ def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "au
     return out
 
 
+def note_pending_update(out: dict, pending: int) -> None:
+    """Say in a search answer that changed files wait to be indexed (a checkout, a burst of edits):
+    its results may show the old content, and new code is not found yet. ``healthy`` becomes
+    ``uncertain``; a worse status stays."""
+    if pending <= 0:
+        return
+    if out.get("status") == "healthy":
+        out["status"] = "uncertain"
+    out["index_update_pending"] = True
+    note = (f"an index update is pending ({pending} change(s) seen, not indexed yet, e.g. a checkout): results "
+            "may show old content and miss new code; open_file reads the current text")
+    out["message"] = f"{note}; {out['message']}" if out.get("message") else note
+
+
 def mark_project(answer: dict) -> dict:
     """Say on each result that it comes from the project (libraries' results say their library)."""
     for r in answer.get("results", []):

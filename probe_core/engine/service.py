@@ -271,6 +271,7 @@ class OwnerEngine:
         with self._wake:
             full, paths, reasons = self._scan_full, set(self._scan_paths), set(self._scan_reasons)
             self._scan_full, self._scan_paths, self._scan_reasons = False, set(), set()
+            self._running_reasons = reasons
             waiters, self._scan_waiters = self._scan_waiters, []
             self._scanning = True
             self._progress.phase = "scanning"
@@ -410,7 +411,7 @@ class OwnerEngine:
 
     def search(self, query: str, *, top_k: int = 12, mode: str = "auto", instruction: str | None = None,
                filters: dict | None = None, max_tokens: int | None = None) -> dict:
-        from .answers import search_answer
+        from .answers import note_pending_update, search_answer
 
         ws = self._workspace()
         if not self._watching():
@@ -429,6 +430,7 @@ class OwnerEngine:
             files_scanned, files_total = p.files_scanned, p.files_total
             ok, err = self._backend_ok, self._last_error
         out["indexing_in_progress"] = in_progress
+        note_pending_update(out, 0 if first_index_running else self._pending_changes())
         if ok is False and err:
             out["status"] = "degraded"
             note = f"indexing is paused ({err}); Probe keeps retrying"
@@ -442,6 +444,16 @@ class OwnerEngine:
                 note = f"{note}; {core}"
             out["message"] = note
         return out
+
+    def _pending_changes(self) -> int:
+        """Changes seen and not indexed yet: the watcher's queue, requested and running scans (the
+        periodic safety rescan is not a change)."""
+        watcher = self._watcher
+        queued = watcher.status().get("pending_changes", 0) if watcher is not None else 0
+        with self._state:
+            requested = len(self._scan_paths) + int(self._scan_full and self._scan_reasons != {"periodic"})
+            running = int(self._scanning and getattr(self, "_running_reasons", set()) - {"periodic"} != set())
+        return queued + requested + running
 
     def open_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
         from .answers import open_file_answer
@@ -536,6 +548,7 @@ class OwnerEngine:
                 out["last_error"] = err
             if isinstance(exc, IndexConfigMismatch):
                 out["index_config_mismatch"] = True
+        out["index_update_pending"] = self._first_scan_done.is_set() and self._pending_changes() > 0
         watcher = self._watcher
         if watcher is not None:
             out.update(watcher.status())
