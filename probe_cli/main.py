@@ -224,6 +224,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_cwd(args) -> None:
+    """A shell left in a deleted (or moved) directory: say so, instead of "internal error:
+    FileNotFoundError" from the first ``os.getcwd()`` (``probe mcp`` exited 70 before initialize)."""
+    from probe_core.errors import ConfigError
+
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        root = getattr(args, "root", None)
+        if not root or not os.path.isabs(root):
+            raise ConfigError("the current directory no longer exists (deleted or moved): cd into your repository, "
+                              "or pass --root with an absolute path") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -241,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     from probe_core.errors import ProbeError
 
     try:
+        _check_cwd(args)
         code = args.func(args)
         sys.stdout.flush()  # here, not at exit: a reader that left early (`| head`) is handled below
         return code

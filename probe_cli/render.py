@@ -253,6 +253,8 @@ def print_status(st: dict) -> None:
     notes = []  # (plain text, rich style)
     if st.get("last_error"):
         notes.append((f"last error: {st['last_error']}", "red"))
+    if st.get("user_data_dir_error"):
+        notes.append((f"warning: {st['user_data_dir_error']}", "yellow"))
     for e in st.get("last_errors", [])[:5]:
         notes.append((f"{e['path']}: {e['error']}", "yellow"))
     skipped = st.get("skipped") or {}

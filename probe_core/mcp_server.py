@@ -572,6 +572,10 @@ def run_stdio(root: Path | None = None) -> int:
     server = build_server(start_engine, default_max_tokens=settings.default_max_tokens, root=root,
                           libraries_factory=start_libraries)
     log.info("probe mcp starting for %s (pid %d)", root, os.getpid())
+    from .config import user_data_dir_problem
+
+    if problem := user_data_dir_problem():  # said at start, not when the first global rule fails
+        log.warning("%s", problem)
 
     def _terminate(signum, _frame):
         # A client stopping us. The transport's stdin reader sits in a thread that cancellation

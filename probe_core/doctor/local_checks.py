@@ -138,3 +138,13 @@ def index_files_check(root: Path) -> Check:
     if (problem := quick_check(manifest)) is not None:
         return Check("index_files", "fail", f"{manifest} is damaged: {problem}", fix=fix, group=G)
     return Check("index_files", "ok", f"{manifest} passes SQLite's quick_check; no store damage recorded", group=G)
+
+
+def data_dir_check() -> Check:
+    """The user data directory (global memory rules, libraries, the workspace registry) is usable."""
+    from ..config import user_data_dir, user_data_dir_problem
+
+    if (problem := user_data_dir_problem()) is not None:
+        return Check("data_dir", "fail", problem, fix="point XDG_DATA_HOME (or PROBE_DATA_DIR) at a directory you "
+                     "can write", group=G)
+    return Check("data_dir", "ok", f"user data in {user_data_dir()}", group=G)

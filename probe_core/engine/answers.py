@@ -73,6 +73,10 @@ def fit_budget(results: list[dict], max_tokens: int | None) -> dict:
     return cut
 
 
+EMPTY_INDEX = "the index is empty"
+EMPTY_INDEX_ADVICE = "run `probe index` (or wait for the first scan)"  # retrieval/search.py's words
+
+
 def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto",
                   instruction: str | None = None, filters: dict | None = None,
                   max_tokens: int | None = None) -> dict:
@@ -92,6 +96,11 @@ def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "au
         _flag_lost_points(ws, out)
     if not out["results"] and filters:
         _explain_empty(ws, out, filters)
+    if (out.get("message") or "").startswith(EMPTY_INDEX) and getattr(ws, "library", None) is None:
+        from ..indexing.empty_reason import why_nothing_indexed
+
+        if ws.manifest.generation and (why := why_nothing_indexed(ws.root)):  # a scan ran and found nothing
+            out["message"] = out["message"].replace(EMPTY_INDEX_ADVICE, why, 1)
     for r in out["results"]:
         shown = len(r["snippet"].split("\n")) if r["snippet"] else 0
         r["snippet_truncated"] = shown < r["end_line"] - r["start_line"] + 1

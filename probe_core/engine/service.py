@@ -28,6 +28,7 @@ from ..private_dir import ensure_private_dir
 from ..records import IndexProgress
 from ..redaction import redact
 from .lock import socket_path_for, write_owner_info
+from .root_check import RootPresence
 from .settings_digest import settings_digest
 from .settings import EngineSettings
 
@@ -86,7 +87,8 @@ class OwnerEngine:
         self._last_report: dict | None = None
         self._started_at = time.time()
         self._last_activity = time.monotonic()  # last RPC request or finished piece of work (idle exit)
-        self.shutdown_requested = threading.Event()  # a daemon's ``probe stop``
+        self.shutdown_requested = threading.Event()  # a daemon's ``probe stop`` (or its root gone)
+        self._root = RootPresence(self.root)
         self._seen_at = time.monotonic()  # the heartbeat's last registry record (_open_backends records too)
         self._warmed = False
         self._worker: threading.Thread | None = None
@@ -150,7 +152,7 @@ class OwnerEngine:
     # -- worker ------------------------------------------------------------------------------
     def _work(self) -> None:
         backoff = 1.0
-        while not self._stop.is_set():
+        while not self._root_left():
             try:
                 if self._needs_open:
                     self._open_backends()
@@ -183,6 +185,8 @@ class OwnerEngine:
         idle or not (the worker passes here at least every second when idle, and between dense
         batches): ``probe prune`` on another machine sharing the Qdrant server knows a live workspace
         only by it. A clock check between records; never raises."""
+        if self._root_left():
+            return
         now = time.monotonic()
         if self._ws is None or self._needs_open or now - self._seen_at < self.settings.record_interval_s:
             return
@@ -191,6 +195,24 @@ class OwnerEngine:
             _note_seen(self._ws)
         except Exception:  # noqa: BLE001 - note_seen logs its own failures; nothing here may stop the worker
             log.debug("registry heartbeat failed", exc_info=True)
+
+    def _root_left(self) -> bool:
+        """A project's root moved or deleted: leave (``_leave``) and say True."""
+        if self._own_probe_dir is not None or self._stop.is_set() or (why := self._root.gone()) is None:
+            return self._stop.is_set()
+        self._leave(why)
+        return True
+
+    def _leave(self, why: str) -> None:
+        """The root went away: stop owning it. A daemon ends its loop; a ``probe mcp`` gets SIGTERM
+        (its handler closes the engine and exits), since its client cannot use it any more."""
+        log.warning("%s: this owner (pid %d) exits", why, os.getpid())
+        self._stop.set()
+        self.shutdown_requested.set()
+        if self.kind == "mcp":
+            import signal
+
+            os.kill(os.getpid(), signal.SIGTERM)
 
     def _fail(self, exc: BaseException, *, internal: bool = False) -> None:
         msg = redact(f"internal error: {type(exc).__name__}: {exc}" if internal else str(exc))

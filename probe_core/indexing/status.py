@@ -23,6 +23,9 @@ def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
         return damaged_status(ws, str(exc))
     if (seen := recorded_damage(ws.probe_dir)) is not None:  # a read failed on damaged files (any process)
         out.update(index_damaged=True, last_error=seen)
+    from ..config import user_data_dir_problem
+
+    out["user_data_dir_error"] = user_data_dir_problem()  # said now, not when a global rule fails to save
     return out
 
 

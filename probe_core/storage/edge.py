@@ -118,12 +118,12 @@ class EdgeStore:
         return self._open(None)
 
     def flush(self) -> None:
-        with self._using():
+        with self._lock:
             if self._shard is not None:
                 self._shard.flush()
 
     def close(self) -> None:
-        with self._using():
+        with self._lock:
             if self._shard is not None:
                 self._shard.flush()
                 self._shard.close()
