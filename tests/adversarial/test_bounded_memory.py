@@ -52,3 +52,19 @@ async def test_a_flood_of_concurrent_adds_stops_at_the_cap(repo, tmp_path):
         # the server still answers everything else
         assert not (await call(client, "index_status")).is_error
     tally("memory adds refused at the cap", len(refused))
+
+
+def test_store_cannot_create_libraries_without_end(tmp_path, monkeypatch):
+    """Each stored library is an index a ``probe mcp`` keeps open (a Qdrant Edge shard); an agent
+    inventing a new ``library_name`` per call is stopped at a cap with a clear error (the real
+    registry, under its lock)."""
+    from probe_core.libraries.manage import MAX_STORED_LIBRARIES, ensure_stored_library
+    from probe_core.libraries.registry import LibraryError
+
+    monkeypatch.setenv("PROBE_DATA_DIR", str(tmp_path / "data"))
+    for i in range(MAX_STORED_LIBRARIES):
+        ensure_stored_library(f"notes-{i}")
+    with pytest.raises(LibraryError, match="the most Probe keeps"):
+        ensure_stored_library("one-more")
+    assert ensure_stored_library("notes-3")[1] is False  # an existing one still takes documents
+    tally("stored libraries refused at the cap")
