@@ -207,7 +207,7 @@ class EdgeStore:
         with self._using():
             results = self._s().query_batch(qe.QueryBatchRequest([fused, *requests]))
         fused_pts, signal_lists = results[0], results[1:]
-        if any(not (p.payload or {}).get("file_path") for p in fused_pts):  # payload files lost or cut
+        if any(not p.payload for p in fused_pts):  # every point has a payload: its files were lost or cut
             raise store_damaged(self.path.parent.parent, self.path, "points without their payload")
         dense_ranks = _ranks(signal_lists[0]) if query.dense is not None else {}
         dense_scores = _scores(signal_lists[0]) if query.dense is not None else {}
