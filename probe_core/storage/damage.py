@@ -243,8 +243,12 @@ def wipe_index(probe_dir: Path, collection: str | None) -> list[str]:
             removed.append(f.name)
         except FileNotFoundError:
             pass
+    store = Path(probe_dir) / "store"
+    if store.is_symlink() or (store.exists() and not store.is_dir()):  # a file where the store dir belongs
+        store.unlink()
+        removed.append("store")
     if collection is not None:
-        shard = Path(probe_dir) / "store" / collection
+        shard = store / collection
         if shard.is_dir() and not shard.is_symlink():
             shutil.rmtree(shard, ignore_errors=True)
             removed.append(f"store/{collection}")

@@ -142,3 +142,30 @@ def test_rebuild_works_from_any_state_of_the_probe_dir(indexed, tmp_path):
     probe_cli("index", "--rebuild", "--lexical-only", "-q", root=root)
     assert _finds_hash_password(root)
     tally("damaged-store cases repaired by --rebuild")
+
+
+@pytest.mark.asyncio
+async def test_a_running_owner_repairs_damage_it_meets(tmp_path):
+    """A payload page garbled under a running ``probe mcp`` (MCP SDK stdio client): the search that
+    meets it is a one-line tool error naming the damage, and the owner rebuilds by itself (the damage
+    is recorded, the worker's next scan sees it): searches work again without anyone running a command."""
+    from .conftest import call, probe_mcp, search, status, wait_indexed, wait_until
+
+    root = write_tree(tmp_path / "repo", REPO_FILES)
+    async with probe_mcp(root) as client:
+        await wait_indexed(client)
+        _garble_payload_page(root)
+        r = await call(client, "search", {"query": "hash_password"})
+        assert r.is_error and "damaged" in r.content[0].text, r.content[0].text
+
+        async def repaired():
+            st = await status(client)
+            if st.get("index_damaged") or st.get("indexing_in_progress"):
+                return None
+            found = await call(client, "search", {"query": "hash_password"})
+            return found if not found.is_error else None
+
+        found = await wait_until(repaired, timeout=180, interval=0.5, what="the owner to rebuild the index")
+        assert any(x["path"] == "src/auth/passwords.py" for x in found.structured_content["results"])
+        assert not (await search(client, "HeaderParser"))["status"] == "degraded"
+    tally("damaged-store cases repaired by a running owner")
