@@ -49,7 +49,7 @@ def call_owner(root: Path | str, method: str, *args, **kwargs):
     timeout = _rpc_timeout()
     engine = AttachedEngine(root, rpc_timeout_s=timeout)
     try:
-        _check_alive(engine, probe_dir, method)
+        _check_alive(root, probe_dir)
         answer = getattr(engine, method)(*args, **kwargs)
     except OwnerUnavailable:
         return None
@@ -70,17 +70,17 @@ def _ping_timeout() -> float:
         return DEFAULT_PING_S
 
 
-def _check_alive(engine, probe_dir: Path, method: str) -> None:
+def _check_alive(root: Path | str, probe_dir: Path) -> None:
     """A ping first (answered on the owner's RPC thread, whatever its worker is doing): an owner that
     is stopped (SIGSTOP) or stuck accepts the connection and never answers, and the real call would
     wait ``PROBE_RPC_TIMEOUT_S`` (120 s) in silence. Raises ``OwnerNotAnswering`` naming its pid."""
+    from probe_core.engine.client import AttachedEngine
     from probe_core.engine.lock import read_owner_info
-    from probe_core.engine.rpc import rpc_call
     from probe_core.errors import BackendUnavailable, OwnerNotAnswering
 
     wait = _ping_timeout()
     try:
-        rpc_call(engine._socket(), "ping", {}, timeout=wait, connect_timeout=wait)
+        AttachedEngine(root, rpc_timeout_s=wait).ping()
     except BackendUnavailable as exc:
         info = read_owner_info(probe_dir)
         raise OwnerNotAnswering(
