@@ -30,10 +30,10 @@ def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
 
 
 def damaged_status(ws: Workspace, message: str) -> dict:
-    """What status says about an index whose files are damaged: no counts (they cannot be trusted)."""
+    """What status says about an index whose files are damaged: zero counts (none can be trusted)."""
     return {"root": str(ws.root), "workspace_id": ws.workspace_id, "preset": ws.config.preset,
-            "collection": ws.collection, "index_damaged": True, "index_generation": None,
-            "files_indexed": None, "chunks_indexed": None, "backend_reachable": True,
+            "collection": ws.collection, "index_damaged": True, "index_generation": 0,
+            "files_indexed": 0, "chunks_indexed": 0, "backend_reachable": True,
             "last_error": message, "last_errors": []}
 
 
