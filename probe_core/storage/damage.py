@@ -197,6 +197,9 @@ class CheckedConnection:
     def close(self) -> None:
         self._db.close()
 
+    def __getattr__(self, name: str):  # anything else (in_transaction, create_function ...) as is
+        return getattr(self._db, name)
+
 
 class _CheckedCursor:
     """A cursor whose later steps (``fetchall``, iteration) translate corruption errors too."""
@@ -215,9 +218,8 @@ class _CheckedCursor:
     def __iter__(self):
         return iter(self.fetchall())
 
-    @property
-    def rowcount(self) -> int:
-        return self._cur.rowcount
+    def __getattr__(self, name: str):  # rowcount, lastrowid, description ...
+        return getattr(self._cur, name)
 
 
 def as_probe_error(exc: BaseException) -> BaseException:
