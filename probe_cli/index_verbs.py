@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 from pathlib import Path
@@ -98,6 +99,7 @@ def _index_here(args, ws) -> int:
     """Index ``ws`` in this process; the caller holds the engine lock."""
     from probe_core import index_workspace
     from probe_core.engine.lock import clear_indexer_info, write_indexer_info
+    from probe_core.indexing.empty_reason import why_nothing_indexed
     from probe_core.indexing.indexer import rebuild
     from probe_core.registry import note_seen
 
@@ -110,6 +112,8 @@ def _index_here(args, ws) -> int:
         with IndexProgressView(enabled=not args.json and not args.quiet) as view:
             report = index_workspace(ws, progress=view.update, dense=not args.lexical_only)
         note_seen(ws)  # the workspace registry (`probe prune`)
+        if report.files_seen == 0 and (why := why_nothing_indexed(ws.root)):
+            print(f"probe: warning: {why}", file=sys.stderr)
         if args.json:
             print(json.dumps(report.to_dict(), indent=2))
         elif not args.quiet:

@@ -92,7 +92,12 @@ def cmd_search(args) -> int:
 def cmd_status(args) -> int:
     from . import owner_verbs
 
-    st = owner_verbs.call_owner(_root(args), "index_status")
+    from probe_core.errors import OwnerNotAnswering
+
+    try:
+        st = owner_verbs.call_owner(_root(args), "index_status")
+    except OwnerNotAnswering as exc:  # answered here, read-only, with the reason
+        st = owner_verbs.status_without_owner(_root(args), exc)
     if st is None:
         from probe_core.engine import open_engine
 
@@ -219,6 +224,20 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_cwd(args) -> None:
+    """A shell left in a deleted (or moved) directory: say so, instead of "internal error:
+    FileNotFoundError" from the first ``os.getcwd()`` (``probe mcp`` exited 70 before initialize)."""
+    from probe_core.errors import ConfigError
+
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        root = getattr(args, "root", None)
+        if not root or not os.path.isabs(root):
+            raise ConfigError("the current directory no longer exists (deleted or moved): cd into your repository, "
+                              "or pass --root with an absolute path") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -236,6 +255,7 @@ def main(argv: list[str] | None = None) -> int:
     from probe_core.errors import ProbeError
 
     try:
+        _check_cwd(args)
         code = args.func(args)
         sys.stdout.flush()  # here, not at exit: a reader that left early (`| head`) is handled below
         return code
@@ -253,6 +273,11 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as exc:  # a bug: one line unless debugging
         if os.environ.get("PROBE_DEBUG"):
             raise
+        from probe_core.storage.damage import as_probe_error
+
+        if isinstance(known := as_probe_error(exc), ProbeError):  # a damaged index file, with the fix
+            print(f"probe: error: {redact(str(known))}", file=sys.stderr)
+            return EXIT_ERROR
         print(f"probe: internal error: {type(exc).__name__}: {redact(str(exc))} (rerun with PROBE_DEBUG=1 for details)",
               file=sys.stderr)
         return EXIT_INTERNAL

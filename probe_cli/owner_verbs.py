@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 DEFAULT_RPC_TIMEOUT_S = 120.0
+DEFAULT_PING_S = 3.0  # an owner that does not answer a ping this fast is stopped or stuck (PROBE_OWNER_PING_S)
 
 
 def _rpc_timeout() -> float:
@@ -46,8 +47,10 @@ def call_owner(root: Path | str, method: str, *args, **kwargs):
     from probe_core.engine.settings_digest import differing
 
     timeout = _rpc_timeout()
+    engine = AttachedEngine(root, rpc_timeout_s=timeout)
     try:
-        answer = getattr(AttachedEngine(root, rpc_timeout_s=timeout), method)(*args, **kwargs)
+        _check_alive(root, probe_dir)
+        answer = getattr(engine, method)(*args, **kwargs)
     except OwnerUnavailable:
         return None
     info = read_owner_info(probe_dir)
@@ -58,6 +61,55 @@ def call_owner(root: Path | str, method: str, *args, **kwargs):
               f"other settings than this shell's ({' or '.join(names)} differ) and answers with its own; {restart}",
               file=sys.stderr)
     return answer
+
+
+def _ping_timeout() -> float:
+    try:
+        return max(0.1, float(os.environ.get("PROBE_OWNER_PING_S") or DEFAULT_PING_S))
+    except ValueError:
+        return DEFAULT_PING_S
+
+
+def _check_alive(root: Path | str, probe_dir: Path) -> None:
+    """A ping first (answered on the owner's RPC thread, whatever its worker is doing): an owner that
+    is stopped (SIGSTOP) or stuck accepts the connection and never answers, and the real call would
+    wait ``PROBE_RPC_TIMEOUT_S`` (120 s) in silence. Raises ``OwnerNotAnswering`` naming its pid."""
+    from probe_core.engine.client import AttachedEngine
+    from probe_core.engine.lock import read_owner_info
+    from probe_core.errors import BackendUnavailable, OwnerNotAnswering
+
+    wait = _ping_timeout()
+    try:
+        AttachedEngine(root, rpc_timeout_s=wait).ping()
+    except BackendUnavailable as exc:
+        info = read_owner_info(probe_dir)
+        raise OwnerNotAnswering(
+            f"the Probe {info.get('kind') or 'owner'} process (pid {info.get('pid', '?')}) that holds this index did "
+            f"not answer within {wait:g} s (stopped or stuck); `kill -CONT {info.get('pid', 'PID')}` resumes a "
+            f"stopped one, `kill {info.get('pid', 'PID')}` ends it and the next call answers by itself",
+            pid=info.get("pid")) from exc
+
+
+def status_without_owner(root: Path | str, exc) -> dict:
+    """``probe status`` when the owner does not answer: what the manifest says, read-only (the
+    owner keeps the store locked), with the reason in ``last_error``."""
+    import sqlite3
+
+    probe_dir = Path(root) / ".probe"
+    out = {"root": str(root), "owner_pid": exc.pid, "owner_responding": False, "files_indexed": None,
+           "chunks_indexed": None, "index_generation": None, "last_error": str(exc)}
+    try:
+        db = sqlite3.connect(f"file:{probe_dir / 'manifest.sqlite'}?mode=ro", uri=True, timeout=2)
+        try:
+            out["files_indexed"] = db.execute("SELECT COUNT(*) FROM files WHERE last_error IS NULL").fetchone()[0]
+            out["chunks_indexed"] = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+            row = db.execute("SELECT value FROM meta WHERE key='index_generation'").fetchone()
+            out["index_generation"] = int(row[0]) if row else 0
+        finally:
+            db.close()
+    except (sqlite3.Error, ValueError):
+        pass  # the reason the owner gives no answer is the news; counts are a bonus
+    return out
 
 
 def start_after_cold_answer(root: Path | str) -> None:

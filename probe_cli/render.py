@@ -229,7 +229,7 @@ def _search_footer(resp) -> str:
 STATUS_KEYS = ("root", "preset", "store", "embedding_model_id", "embedding_dimensions", "index_generation",
                "branch", "indexed_branches", "files_indexed", "files_failed", "chunks_indexed", "points_in_store",
                "chunks_embedded", "dense_coverage", "seconds_since_scan", "backend_reachable",
-               "index_config_mismatch", "interrupted_run")
+               "index_config_mismatch", "index_damaged", "interrupted_run")
 
 
 def print_status(st: dict) -> None:
@@ -253,6 +253,8 @@ def print_status(st: dict) -> None:
     notes = []  # (plain text, rich style)
     if st.get("last_error"):
         notes.append((f"last error: {st['last_error']}", "red"))
+    if st.get("user_data_dir_error"):
+        notes.append((f"warning: {st['user_data_dir_error']}", "yellow"))
     for e in st.get("last_errors", [])[:5]:
         notes.append((f"{e['path']}: {e['error']}", "yellow"))
     skipped = st.get("skipped") or {}

@@ -32,6 +32,27 @@ def user_data_dir() -> Path:
     return Path.home() / ".local" / "share" / "probe"
 
 
+def user_data_dir_problem() -> str | None:
+    """Why ``user_data_dir()`` cannot hold Probe's user data (a file in the way, no write access),
+    or None. Checked early (doctor, status, ``probe mcp``'s start): otherwise nothing shows it until a
+    global memory rule or a library fails to be written."""
+    d = user_data_dir()
+    source = ("PROBE_DATA_DIR" if os.environ.get("PROBE_DATA_DIR") else
+              "XDG_DATA_HOME" if os.environ.get("XDG_DATA_HOME") else "the home directory")
+    for p in (d, *d.parents):
+        if not p.exists():
+            continue
+        if not p.is_dir():
+            return (f"Probe's user data directory {d} (from {source}) cannot be created: {p} is a file, not a "
+                    "directory; global memory rules and reference libraries cannot be saved. Point "
+                    f"{'PROBE_DATA_DIR' if source == 'PROBE_DATA_DIR' else 'XDG_DATA_HOME'} at a directory")
+        if not os.access(p, os.W_OK | os.X_OK):
+            return (f"Probe's user data directory {d} (from {source}) is not writable ({p}); global memory rules "
+                    "and reference libraries cannot be saved")
+        return None
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Preset:
     name: str

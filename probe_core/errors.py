@@ -44,3 +44,17 @@ class DiskFull(ProbeError):
 
 class EmbeddingError(ProbeError):
     """The embedder failed on a batch (bad response, timeout after retries)."""
+
+
+class IndexDamaged(ProbeError):
+    """A file under ``.probe/`` (the manifest, the store's segments) is corrupt. Everything there is
+    derived from the tree, so the fix is always a rebuild (``probe index --rebuild``)."""
+
+
+class OwnerNotAnswering(BackendUnavailable):
+    """The process that holds the workspace's index accepts connections but does not answer (it is
+    stopped, SIGSTOP, or stuck). ``pid`` names it."""
+
+    def __init__(self, message: str, pid: int | None = None):
+        super().__init__(message)
+        self.pid = pid

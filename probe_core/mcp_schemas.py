@@ -75,11 +75,14 @@ class Truncation(BaseModel):
 class SearchOutput(BaseModel):
     results: list[SearchHit]
     status: Literal["healthy", "uncertain", "degraded"] = Field(
-        description="uncertain: the index is still being built or lacks dense vectors, so results may miss "
-                    "things; degraded: a backend is impaired.")
+        description="uncertain: the index is still being built, lacks dense vectors, or has an update pending "
+                    "(files changed, not indexed yet), so results may miss things or show old content; "
+                    "degraded: a backend is impaired.")
     message: str | None = Field(None, description="Why the status is not healthy, and what was trimmed.")
     truncated: Truncation
     indexing_in_progress: bool = False
+    index_update_pending: bool | None = Field(
+        None, description="True when the watcher has seen changes (a checkout, edits) not indexed yet.")
     index_generation: int
     dense_coverage: float = Field(description="Share of chunks that have semantic vectors (1.0 = all).")
     took_ms: float
@@ -137,6 +140,11 @@ class StatusOutput(BaseModel):
     chunks_embedded: int | None = None
     dense_coverage: float | None = None
     index_config_mismatch: bool | None = None
+    index_damaged: bool | None = Field(
+        None, description="A file under .probe/ is corrupt (last_error says which): a running server rebuilds it by "
+                          "itself, or run `probe index --rebuild`.")
+    index_update_pending: bool | None = Field(
+        None, description="Changes the watcher saw are not indexed yet: searches may show old content.")
     preset: str | None = None
     branch: str | None = Field(None, description="The checked-out git branch (search's default filter).")
     indexed_branches: list[str] | None = Field(
@@ -196,7 +204,8 @@ class MemoryOutput(BaseModel):
 
     action: str = Field(description="add | update | remove | list")
     rule: MemoryRule | None = Field(None, description="The rule added, updated or removed (null for list).")
-    rules: list[MemoryRule] = Field(description="All current rules: global first, then the project's, by creation.")
+    rules: list[MemoryRule] = Field(description="For list: all current rules, global first, then the project's, by "
+                                                "creation. Empty for add/update/remove (see `rule`).")
     message: str
 
 

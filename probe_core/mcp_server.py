@@ -153,6 +153,8 @@ def memory_instructions(root: Path | None, *, max_chars: int = 3000) -> str:
 def render_memory(out: dict) -> str:
     from .memory.rules import render_rules_markdown
 
+    if out.get("action") != "list":  # a change answers with the rule it changed, not the whole list
+        return out["message"] + ("\n\n" + render_rules_markdown([out["rule"]], heading="") if out.get("rule") else "")
     return out["message"] + "\n\n" + render_rules_markdown(out["rules"])
 
 
@@ -213,6 +215,10 @@ def _call(fn, *args, **kwargs):
     except ProbeError as exc:
         raise ToolError(_one_line(str(exc))) from exc
     except Exception as exc:
+        from .storage.damage import as_probe_error
+
+        if isinstance(known := as_probe_error(exc), ProbeError):  # a damaged index file: say so, with the fix
+            raise ToolError(_one_line(str(known))) from exc
         log.exception("tool failed")
         raise ToolError(_one_line(f"internal error: {type(exc).__name__}: {exc}")
                         + " (details in .probe/logs/probe-mcp.log)") from exc
@@ -568,6 +574,10 @@ def run_stdio(root: Path | None = None) -> int:
     server = build_server(start_engine, default_max_tokens=settings.default_max_tokens, root=root,
                           libraries_factory=start_libraries)
     log.info("probe mcp starting for %s (pid %d)", root, os.getpid())
+    from .config import user_data_dir_problem
+
+    if problem := user_data_dir_problem():  # said at start, not when the first global rule fails
+        log.warning("%s", problem)
 
     def _terminate(signum, _frame):
         # A client stopping us. The transport's stdin reader sits in a thread that cancellation
@@ -581,6 +591,10 @@ def run_stdio(root: Path | None = None) -> int:
         os._exit(0)
 
     signal.signal(signal.SIGTERM, _terminate)
+    # Ctrl-C, or a client that interrupts its server: the same clean exit. Left to Python, SIGINT
+    # raised KeyboardInterrupt inside the event loop, which stopped answering while the stdin reader
+    # thread kept the process alive.
+    signal.signal(signal.SIGINT, _terminate)
     guard.wire()
     try:
         anyio.run(_serve_stdio, server)

@@ -13,6 +13,16 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
+_ALL: weakref.WeakSet = weakref.WeakSet()  # every PerWorkspace, for ``forget_workspace``
+
+
+def forget_workspace(ws: Workspace) -> None:
+    """Drop (and close) every helper made for ``ws``: its index files were replaced (a rebuild), so
+    a connection or cache made for the old ones must not be used again."""
+    for per in list(_ALL):
+        per.drop(ws)
+
+
 class PerWorkspace(Generic[T]):
     def __init__(self, make: Callable[[Workspace], T], close: Callable[[T], None] | None = None):
         """``make`` builds the object for a workspace; ``close`` (optional) runs when the
@@ -21,6 +31,7 @@ class PerWorkspace(Generic[T]):
         self._close = close
         self._items: weakref.WeakKeyDictionary[Workspace, T] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
+        _ALL.add(self)
 
     def get(self, ws: Workspace) -> T:
         with self._lock:
@@ -30,3 +41,12 @@ class PerWorkspace(Generic[T]):
                 if self._close is not None:
                     weakref.finalize(ws, self._close, item)
             return item
+
+    def drop(self, ws: Workspace) -> None:
+        with self._lock:
+            item = self._items.pop(ws, None)
+        if item is not None and self._close is not None:
+            try:
+                self._close(item)
+            except Exception:  # noqa: BLE001 - an old connection to deleted files: nothing to keep
+                pass

@@ -134,6 +134,9 @@ class Workspace:
         lsp = sys.modules.get("probe_core.intel.lsp.session")  # loaded only if a language server was asked
         if lsp is not None:
             lsp.close_root(self.root)
+        from .per_workspace import forget_workspace
+
+        forget_workspace(self)  # the graph's connection first: the manifest's close then ends clean
         if "store" in self.__dict__:
             self.store.close()
         if "manifest" in self.__dict__:

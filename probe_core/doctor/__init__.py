@@ -18,7 +18,7 @@ from ..stack.compose import DEFAULT_PROJECT
 from ..stack.docker_state import connect
 from .endpoints import Endpoint, listener_process, probe_endpoint
 from .hardware_checks import gpu_check, preset_check, tei_image_check
-from .local_checks import disk_check, fusion_roundtrip_check
+from .local_checks import data_dir_check, disk_check, fusion_roundtrip_check, index_files_check
 from .model import STATUSES, Check, Status, worst
 from .service_checks import (
     containers_check,
@@ -75,6 +75,8 @@ def run_doctor(
         qdrant, tei, reranker,
         fusion_roundtrip_check(),
         disk_check(root, preset, (docker_info or {}).get("DockerRootDir")),
+        index_files_check(root),
+        data_dir_check(),
     ]
     if client is not None:
         client.close()

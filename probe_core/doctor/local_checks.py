@@ -121,3 +121,30 @@ def disk_check(root: Path, preset: str, docker_root: str | None) -> Check:
 
 def _size(gb: float) -> str:
     return f"{gb:g} GB" if gb >= 1 else f"{max(1, round(gb * 1000))} MB"
+
+
+def index_files_check(root: Path) -> Check:
+    """The workspace's index files: damage a read recorded, or a manifest failing ``quick_check``
+    (read-only: safe beside a running owner)."""
+    from ..storage.damage import quick_check, recorded_damage
+
+    probe_dir = Path(root) / ".probe"
+    manifest = probe_dir / "manifest.sqlite"
+    if not manifest.exists():
+        return Check("index_files", "skip", f"no index under {probe_dir} yet", group=G)
+    fix = f"`probe index --rebuild --root {root}` rebuilds it from the files (a running Probe server repairs it itself)"
+    if (seen := recorded_damage(probe_dir)) is not None:
+        return Check("index_files", "fail", seen, fix=fix, group=G)
+    if (problem := quick_check(manifest)) is not None:
+        return Check("index_files", "fail", f"{manifest} is damaged: {problem}", fix=fix, group=G)
+    return Check("index_files", "ok", f"{manifest} passes SQLite's quick_check; no store damage recorded", group=G)
+
+
+def data_dir_check() -> Check:
+    """The user data directory (global memory rules, libraries, the workspace registry) is usable."""
+    from ..config import user_data_dir, user_data_dir_problem
+
+    if (problem := user_data_dir_problem()) is not None:
+        return Check("data_dir", "fail", problem, fix="point XDG_DATA_HOME (or PROBE_DATA_DIR) at a directory you "
+                     "can write", group=G)
+    return Check("data_dir", "ok", f"user data in {user_data_dir()}", group=G)

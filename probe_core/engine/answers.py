@@ -73,6 +73,10 @@ def fit_budget(results: list[dict], max_tokens: int | None) -> dict:
     return cut
 
 
+EMPTY_INDEX = "the index is empty"
+EMPTY_INDEX_ADVICE = "run `probe index` (or wait for the first scan)"  # retrieval/search.py's words
+
+
 def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto",
                   instruction: str | None = None, filters: dict | None = None,
                   max_tokens: int | None = None) -> dict:
@@ -92,6 +96,11 @@ def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "au
         _flag_lost_points(ws, out)
     if not out["results"] and filters:
         _explain_empty(ws, out, filters)
+    if (out.get("message") or "").startswith(EMPTY_INDEX) and getattr(ws, "library", None) is None:
+        from ..indexing.empty_reason import why_nothing_indexed
+
+        if ws.manifest.generation and (why := why_nothing_indexed(ws.root)):  # a scan ran and found nothing
+            out["message"] = out["message"].replace(EMPTY_INDEX_ADVICE, why, 1)
     for r in out["results"]:
         shown = len(r["snippet"].split("\n")) if r["snippet"] else 0
         r["snippet_truncated"] = shown < r["end_line"] - r["start_line"] + 1
@@ -105,6 +114,20 @@ def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "au
                 "or ask again with a larger max_tokens")
         out["message"] = f"{out['message']}; {note}" if out.get("message") else note
     return out
+
+
+def note_pending_update(out: dict, pending: int) -> None:
+    """Say in a search answer that changed files wait to be indexed (a checkout, a burst of edits):
+    its results may show the old content, and new code is not found yet. ``healthy`` becomes
+    ``uncertain``; a worse status stays."""
+    if pending <= 0:
+        return
+    if out.get("status") == "healthy":
+        out["status"] = "uncertain"
+    out["index_update_pending"] = True
+    note = (f"an index update is pending ({pending} change(s) seen, not indexed yet, e.g. a checkout): results "
+            "may show old content and miss new code; open_file reads the current text")
+    out["message"] = f"{note}; {out['message']}" if out.get("message") else note
 
 
 def mark_project(answer: dict) -> dict:

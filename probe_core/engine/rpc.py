@@ -38,6 +38,9 @@ class OwnerUnavailable(Exception):
 def error_payload(exc: BaseException) -> dict:
     """An error as the owner sends it to an attached process: redacted here, since the other side
     may print it anywhere (a CLI's stderr, an editor's log)."""
+    from ..storage.damage import as_probe_error
+
+    exc = as_probe_error(exc)  # SQLite saying a file is damaged: IndexDamaged, with the fix
     if isinstance(exc, errors.ProbeError):
         return {"type": type(exc).__name__, "message": redact(str(exc))}
     return {"type": "InternalError", "message": redact(f"internal error in the Probe owner process: "

@@ -23,11 +23,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import BackendUnavailable, IndexConfigMismatch, ProbeError
+from ..errors import BackendUnavailable, IndexConfigMismatch, IndexDamaged, ProbeError
 from ..private_dir import ensure_private_dir
 from ..records import IndexProgress
 from ..redaction import redact
 from .lock import socket_path_for, write_owner_info
+from .root_check import RootPresence
 from .settings_digest import settings_digest
 from .settings import EngineSettings
 
@@ -86,7 +87,8 @@ class OwnerEngine:
         self._last_report: dict | None = None
         self._started_at = time.time()
         self._last_activity = time.monotonic()  # last RPC request or finished piece of work (idle exit)
-        self.shutdown_requested = threading.Event()  # a daemon's ``probe stop``
+        self.shutdown_requested = threading.Event()  # a daemon's ``probe stop`` (or its root gone)
+        self._root = RootPresence(self.root)
         self._seen_at = time.monotonic()  # the heartbeat's last registry record (_open_backends records too)
         self._warmed = False
         self._worker: threading.Thread | None = None
@@ -150,7 +152,7 @@ class OwnerEngine:
     # -- worker ------------------------------------------------------------------------------
     def _work(self) -> None:
         backoff = 1.0
-        while not self._stop.is_set():
+        while not self._root_left():
             try:
                 if self._needs_open:
                     self._open_backends()
@@ -183,6 +185,8 @@ class OwnerEngine:
         idle or not (the worker passes here at least every second when idle, and between dense
         batches): ``probe prune`` on another machine sharing the Qdrant server knows a live workspace
         only by it. A clock check between records; never raises."""
+        if self._root_left():
+            return
         now = time.monotonic()
         if self._ws is None or self._needs_open or now - self._seen_at < self.settings.record_interval_s:
             return
@@ -191,6 +195,24 @@ class OwnerEngine:
             _note_seen(self._ws)
         except Exception:  # noqa: BLE001 - note_seen logs its own failures; nothing here may stop the worker
             log.debug("registry heartbeat failed", exc_info=True)
+
+    def _root_left(self) -> bool:
+        """A project's root moved or deleted: leave (``_leave``) and say True."""
+        if self._own_probe_dir is not None or self._stop.is_set() or (why := self._root.gone()) is None:
+            return self._stop.is_set()
+        self._leave(why)
+        return True
+
+    def _leave(self, why: str) -> None:
+        """The root went away: stop owning it. A daemon ends its loop; a ``probe mcp`` gets SIGTERM
+        (its handler closes the engine and exits), since its client cannot use it any more."""
+        log.warning("%s: this owner (pid %d) exits", why, os.getpid())
+        self._stop.set()
+        self.shutdown_requested.set()
+        if self.kind == "mcp":
+            import signal
+
+            os.kill(os.getpid(), signal.SIGTERM)
 
     def _fail(self, exc: BaseException, *, internal: bool = False) -> None:
         msg = redact(f"internal error: {type(exc).__name__}: {exc}" if internal else str(exc))
@@ -208,11 +230,14 @@ class OwnerEngine:
         log.warning("indexing paused: %s", msg)
 
     def _open_backends(self) -> None:
-        from ..indexing.indexer import check_identity
+        from ..indexing.indexer import check_identity, damage_of, rebuild
         from ..workspace import Workspace
 
         if self._ws is None:
             ws = Workspace.open(self.root, probe_dir=self._own_probe_dir)  # creates config.json on a first run
+            if (why := damage_of(ws)) is not None:  # damaged files under .probe/: start over from the tree
+                log.warning("%s; rebuilding the index from the files", why.split("; run `probe")[0])
+                rebuild(ws)
             _ = ws.manifest, ws.store  # build both before other threads can race to
             self._ws = ws
         ws = self._ws
@@ -268,6 +293,7 @@ class OwnerEngine:
         with self._wake:
             full, paths, reasons = self._scan_full, set(self._scan_paths), set(self._scan_reasons)
             self._scan_full, self._scan_paths, self._scan_reasons = False, set(), set()
+            self._running_reasons = reasons
             waiters, self._scan_waiters = self._scan_waiters, []
             self._scanning = True
             self._progress.phase = "scanning"
@@ -407,14 +433,18 @@ class OwnerEngine:
 
     def search(self, query: str, *, top_k: int = 12, mode: str = "auto", instruction: str | None = None,
                filters: dict | None = None, max_tokens: int | None = None) -> dict:
-        from .answers import search_answer
+        from .answers import note_pending_update, search_answer
 
         ws = self._workspace()
         if not self._watching():
             ws.touch()  # nobody tells us about edits: never answer from the cache
         with self._searching():
-            out = search_answer(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters,
-                                max_tokens=max_tokens)
+            try:
+                out = search_answer(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters,
+                                    max_tokens=max_tokens)
+            except IndexDamaged:  # the worker's next scan sees the recorded damage and rebuilds
+                self.request_scan(full=True, reason="repair")
+                raise
         with self._state:
             first_index_running = not self._first_scan_done.is_set() and out["index_generation"] == 0
             in_progress = self._indexing_in_progress()
@@ -422,6 +452,7 @@ class OwnerEngine:
             files_scanned, files_total = p.files_scanned, p.files_total
             ok, err = self._backend_ok, self._last_error
         out["indexing_in_progress"] = in_progress
+        note_pending_update(out, 0 if first_index_running else self._pending_changes())
         if ok is False and err:
             out["status"] = "degraded"
             note = f"indexing is paused ({err}); Probe keeps retrying"
@@ -435,6 +466,16 @@ class OwnerEngine:
                 note = f"{note}; {core}"
             out["message"] = note
         return out
+
+    def _pending_changes(self) -> int:
+        """Changes seen and not indexed yet: the watcher's queue, requested and running scans (the
+        periodic safety rescan is not a change)."""
+        watcher = self._watcher
+        queued = watcher.status().get("pending_changes", 0) if watcher is not None else 0
+        with self._state:
+            requested = len(self._scan_paths) + int(self._scan_full and self._scan_reasons != {"periodic"})
+            running = int(self._scanning and getattr(self, "_running_reasons", set()) - {"periodic"} != set())
+        return queued + requested + running
 
     def open_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
         from .answers import open_file_answer
@@ -529,6 +570,7 @@ class OwnerEngine:
                 out["last_error"] = err
             if isinstance(exc, IndexConfigMismatch):
                 out["index_config_mismatch"] = True
+        out["index_update_pending"] = self._first_scan_done.is_set() and self._pending_changes() > 0
         watcher = self._watcher
         if watcher is not None:
             out.update(watcher.status())

@@ -28,7 +28,7 @@ from .. import sparse
 from ..chunking import chunk_file, chunk_kind_for, language_for_path
 from ..intel import build as intel_graph
 from ..memory.identity import sync_project_id
-from ..errors import EmbeddingError, IndexConfigMismatch, ProbeError
+from ..errors import EmbeddingError, IndexConfigMismatch, IndexDamaged, ProbeError
 from ..records import Chunk, IndexProgress, ScannedFile, short_hash
 from ..scan import read_text, scan_files
 from ..storage.disk_space import ensure_free_space
@@ -97,21 +97,25 @@ def check_identity(ws: Workspace, *, adopt: bool) -> tuple[str, int]:
 
 
 def rebuild(ws: Workspace) -> None:
-    """Drop every point and manifest row of this workspace (used by ``--rebuild``)."""
-    with ws.write_lock:
-        if "store" in ws.__dict__:
-            ws.store.close()
-            del ws.__dict__["store"]
-        if not ws.config.qdrant_url:
-            import shutil
+    """Drop every point and manifest row of this workspace (``--rebuild``, and the repair of a
+    damaged index): works from any state of ``.probe/``, since the files are deleted, not read."""
+    from ..per_workspace import forget_workspace
+    from ..storage.damage import wipe_index
 
-            shutil.rmtree(ws.probe_dir / "store" / ws.collection, ignore_errors=True)
-        else:
+    with ws.write_lock:
+        for name in ("store", "manifest"):
+            part = ws.__dict__.pop(name, None)
+            if part is not None:
+                try:
+                    part.close()
+                except Exception as exc:  # noqa: BLE001 - a damaged store may fail its last flush: it goes anyway
+                    log.info("closing the %s before the rebuild failed: %s", name, exc)
+        forget_workspace(ws)  # the graph's connection and the text cache belong to the old files
+        removed = wipe_index(ws.probe_dir, None if ws.config.qdrant_url else ws.collection)
+        log.info("rebuild: removed %s", ", ".join(removed) or "nothing")
+        if ws.config.qdrant_url:
             ws.store.ensure_collection(ws.embedder.dimensions)
-            ids = list(ws.store.all_ids(StoreFilter(workspace_id=ws.workspace_id)))
-            for start in range(0, len(ids), 500):
-                ws.store.delete_ids(ids[start:start + 500])
-        ws.manifest.clear()
+            ws.store.delete_workspace(ws.workspace_id)
         ws.touch()
 
 
@@ -217,7 +221,46 @@ def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense:
     ``dense=False`` stops after the lexical phase (dense vectors stay queued).
     ``paths`` limits the scan to those files (the watcher's incremental path); deletions are then
     detected only among them.
+
+    Damaged index files (``storage/damage.py``: found now, or recorded by an earlier read) are
+    repaired first by a full rebuild; damage found during the run rebuilds once and runs again.
     """
+    with ws.write_lock:
+        why = damage_of(ws)
+        for attempt in (1, 2):
+            if why is not None:
+                log.warning("%s; rebuilding the index from the files", why.split("; run `probe")[0])
+                rebuild(ws)
+                paths = None  # everything is redone
+            try:
+                report = _index_once(ws, progress=progress, dense=dense, paths=paths)
+            except IndexDamaged as exc:
+                if attempt == 2:
+                    raise
+                why = str(exc)
+                continue
+            if why is not None:
+                report.reconciled = {"cause": f"damaged index files ({why.split(' (', 1)[0]})",
+                                     "rebuilt": "from the files"}
+            return report
+    raise AssertionError("unreachable")
+
+
+def damage_of(ws: Workspace) -> str | None:
+    """Why the workspace's index files cannot be trusted (recorded damage, or a manifest that fails
+    its open check), or None."""
+    from ..storage.damage import recorded_damage
+
+    if (seen := recorded_damage(ws.probe_dir)) is not None:
+        return seen
+    try:
+        _ = ws.manifest
+    except IndexDamaged as exc:
+        return str(exc)
+    return None
+
+
+def _index_once(ws: Workspace, *, progress: ProgressCallback, dense: bool, paths: list[str] | None) -> IndexReport:
     t0 = time.perf_counter()
     report = IndexReport()
     state = IndexProgress(phase="scanning")

@@ -4,14 +4,40 @@ from __future__ import annotations
 import json
 import time
 
-from ..errors import IndexConfigMismatch, ProbeError
+from ..errors import IndexConfigMismatch, IndexDamaged, ProbeError
 from ..redaction import public_url
+from ..storage.damage import recorded_damage
 from ..workspace import Workspace
 from .store_check import check_store
 
 
+MAX_LISTED = 50  # branches, libraries: the answer's size must not follow what the store holds
+
+
 def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
-    """Counts, identity, generation and health of the workspace's index (never raises)."""
+    """Counts, identity, generation and health of the workspace's index (never raises for a
+    damaged index: that is reported as ``index_damaged`` with the fix in ``last_error``)."""
+    try:
+        out = _index_status(ws, probe_backend=probe_backend)
+    except IndexDamaged as exc:
+        return damaged_status(ws, str(exc))
+    if (seen := recorded_damage(ws.probe_dir)) is not None:  # a read failed on damaged files (any process)
+        out.update(index_damaged=True, last_error=seen)
+    from ..config import user_data_dir_problem
+
+    out["user_data_dir_error"] = user_data_dir_problem()  # said now, not when a global rule fails to save
+    return out
+
+
+def damaged_status(ws: Workspace, message: str) -> dict:
+    """What status says about an index whose files are damaged: zero counts (none can be trusted)."""
+    return {"root": str(ws.root), "workspace_id": ws.workspace_id, "preset": ws.config.preset,
+            "collection": ws.collection, "index_damaged": True, "index_generation": 0,
+            "files_indexed": 0, "chunks_indexed": 0, "backend_reachable": True,
+            "last_error": message, "last_errors": []}
+
+
+def _index_status(ws: Workspace, *, probe_backend: bool) -> dict:
     man = ws.manifest
     counts = man.counts()
     last_scan = man.get_meta("last_scan_at")
@@ -25,7 +51,7 @@ def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
         "embedding_dimensions": int(man.get_meta("embedding_dimensions") or 0) or None,
         "index_generation": man.generation,
         "branch": ws.branch or None,  # checked out now (a detached HEAD: its short sha)
-        "indexed_branches": man.branches(),  # searchable with filters.branch
+        "indexed_branches": man.branches()[:MAX_LISTED],  # searchable with filters.branch (first ones)
         "files_indexed": counts["files"],
         "files_failed": counts["files_failed"],
         "chunks_indexed": counts["chunks"],
@@ -35,11 +61,17 @@ def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
         "seconds_since_scan": round(time.time() - float(last_scan), 1) if last_scan else None,
         "interrupted_run": man.get_meta("index_dirty") == "1",
         "index_config_mismatch": False,
+        "index_damaged": False,
         "backend_reachable": None,
         "last_errors": [{"path": p, "error": e} for p, e in man.errors(limit=10)],
     }
     if ws.library is None:  # the reference libraries searched beside this project, failures included
-        out["libraries"] = _library_summaries()
+        libraries = _library_summaries()
+        out["libraries"] = libraries[:MAX_LISTED]
+        if len(libraries) > MAX_LISTED:
+            out["libraries_total"] = len(libraries)
+    if len(out["indexed_branches"]) == MAX_LISTED:
+        out["indexed_branches_total"] = len(man.branches())
     skipped = _skipped(man.get_meta("skipped_files"))
     out["files_skipped"] = sum(skipped["by_reason"].values()) if skipped else None
     out["skipped"] = skipped

@@ -68,6 +68,9 @@ def _prepare_index(name: str, root: Path, mode: str) -> None:
     save_config(root, cfg, idx)
 
 
+MAX_STORED_LIBRARIES = 32  # libraries the `store` tool may create (folder libraries are added by hand)
+
+
 def _register(name: str, kind: str, root: Path, mode: str, *, make_root: bool = False) -> dict:
     """Register library ``name`` and prepare its index dir, in one locked registry change.
 
@@ -84,6 +87,12 @@ def _register(name: str, kind: str, root: Path, mode: str, *, make_root: bool = 
         created.clear()
 
     def change(libs: dict) -> dict:
+        stored = sum(1 for e in libs.values() if e.get("kind") == "stored")
+        if kind == "stored" and name not in libs and stored >= MAX_STORED_LIBRARIES:
+            # each library is an index a `probe mcp` keeps open: an agent inventing names must not grow them
+            raise LibraryError(f"there are already {stored} stored libraries, the most Probe keeps "
+                               f"({MAX_STORED_LIBRARIES}); store into an existing one (`probe library list`) or "
+                               "remove one with `probe library remove NAME`")
         if name in libs:
             raise LibraryError(f"a library named {name!r} already exists ({libs[name]['path']}); "
                                "choose another name or `probe library remove` it first")

@@ -22,6 +22,11 @@ from ..private_dir import ensure_private_dir
 LABEL_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 MAX_LABEL = 15
 MAX_CONTENT = 8000
+# Per scope: rules are read into every session's instructions and every `list` answer, so they stay
+# few and short. An agent looping on `add` hits a clear error instead of growing the store (and the
+# answers, and the server's memory) without end.
+MAX_RULES = 200
+MAX_SCOPE_CHARS = 200_000  # all contents of one scope together
 SCOPES = ("global", "project")
 ACTIONS = ("add", "update", "remove", "list")
 DB_NAME = "memory.sqlite"
@@ -166,6 +171,7 @@ class RuleStore:
                 if self._get(conn, scope, label) is not None:
                     raise RuleError(f"a {scope} rule labelled {label!r} already exists; use action \"update\" "
                                     "to change it or pick another label")
+                _check_room(conn, scope, added=1, chars=len(content))
                 conn.execute(f"INSERT INTO rules ({self._COLS}) VALUES (?, ?, ?, ?, ?, ?)",
                              (label, content, title or None, ",".join(tags), now, now))
                 rule = self._get(conn, scope, label)
@@ -184,6 +190,8 @@ class RuleStore:
             content = _validate_content(content)
         tags = _validate_tags(tags)
         with self._editing(scope, label) as (conn, old):
+            if content is not None:
+                _check_room(conn, scope, added=0, chars=len(content) - len(old.content))
             conn.execute("UPDATE rules SET content = ?, title = ?, tags = ?, updated_at = ? WHERE label = ?",
                          (content if content is not None else old.content,
                           (title or None) if title is not None else old.title,
@@ -248,11 +256,24 @@ class RuleStore:
         elif action == "remove":
             rule = self.remove(label, scope or "project")
             message = f"removed {rule.scope} rule {rule.label!r}"
-        rules = self.list()
+        # Only `list` carries the rules: an add answers with the rule it added, so an answer's size
+        # never follows the size of the store (it did: 1.7 MB per add at 5,900 rules).
+        rules = self.list() if action == "list" else []
         if action == "list":
             message = f"{len(rules)} rule(s)"
         return {"action": action, "rule": rule.to_dict() if rule else None,
                 "rules": [r.to_dict() for r in rules], "message": message}
+
+
+def _check_room(conn, scope: str, *, added: int, chars: int) -> None:
+    """Refuse a write that would take ``scope`` past ``MAX_RULES`` or ``MAX_SCOPE_CHARS``."""
+    count, total = conn.execute("SELECT COUNT(*), COALESCE(SUM(LENGTH(content)), 0) FROM rules").fetchone()
+    if count + added > MAX_RULES:
+        raise RuleError(f"the {scope} scope already holds {count} rules, the most it keeps ({MAX_RULES}); "
+                        "remove or merge rules (action \"remove\" / \"update\") before adding another")
+    if chars > 0 and total + chars > MAX_SCOPE_CHARS:
+        raise RuleError(f"the {scope} rules would hold {total + chars} characters, more than {MAX_SCOPE_CHARS}; "
+                        "shorten or remove rules first (rules are read into every session)")
 
 
 def render_rules_markdown(rules: list[Rule] | list[dict], *, heading: str = "# Memory rules") -> str:

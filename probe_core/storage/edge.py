@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import threading
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 
 import numpy as np
 import qdrant_edge as qe
 
-from ..errors import BackendUnavailable, IndexConfigMismatch, IndexLocked
+from ..errors import BackendUnavailable, IndexConfigMismatch, IndexLocked, ProbeError
+from .damage import shard_problem, store_damaged
 from .disk_space import ensure_free_space
 from .protocol import DENSE, KEYWORD_FIELDS, SPARSE, HybridQuery, StoreFilter, StoreHit, StorePoint
 
@@ -60,6 +62,8 @@ class EdgeStore:
             return self._shard
         exists = (self.path / "wal").exists() or (self.path / "segments").exists()
         ensure_free_space(self.path, opening=True)  # a load may allocate ~70 MB
+        if exists and (problem := shard_problem(self.path)) is not None:
+            raise store_damaged(self.path.parent.parent, self.path, problem)
         try:
             if exists:
                 self._shard = qe.EdgeShard.load(str(self.path))
@@ -80,8 +84,24 @@ class EdgeStore:
                 ) from exc
             if "dimension" in msg.lower() or "incompatible" in msg.lower():
                 raise IndexConfigMismatch(f"index at {self.path}: {msg}") from exc
+            if exists and (err := store_damaged(self.path.parent.parent, self.path, exc)) is not None:
+                raise err from exc
             raise BackendUnavailable(f"cannot open Qdrant Edge shard at {self.path}: {msg}") from exc
         return self._shard
+
+    @contextmanager
+    def _using(self):
+        """The shard under its lock; a failure that means damaged files becomes ``IndexDamaged``
+        (recorded for status) instead of a bare ``Exception`` ("Failed to decompress LZ4 ...")."""
+        with self._lock:
+            try:
+                yield
+            except ProbeError:
+                raise
+            except Exception as exc:  # qdrant_edge raises bare Exceptions
+                if (err := store_damaged(self.path.parent.parent, self.path, exc)) is not None:
+                    raise err from exc
+                raise
 
     @staticmethod
     def _config(dimensions: int) -> qe.EdgeConfig:
@@ -91,7 +111,7 @@ class EdgeStore:
         )
 
     def ensure_collection(self, dimensions: int) -> None:
-        with self._lock:
+        with self._using():
             self._open(dimensions)
 
     def _s(self) -> qe.EdgeShard:
@@ -119,25 +139,25 @@ class EdgeStore:
             if p.dense is not None:
                 vec[DENSE] = [float(x) for x in p.dense]
             out.append(qe.Point(uuid.UUID(p.id), vec, p.payload))
-        with self._lock:
+        with self._using():
             self._s().update(qe.UpdateOperation.upsert_points(out))
 
     def set_dense(self, ids: list[str], vectors: np.ndarray) -> None:
         if not ids:
             return
         pv = [qe.PointVectors(uuid.UUID(i), {DENSE: v.astype(float).tolist()}) for i, v in zip(ids, vectors)]
-        with self._lock:
+        with self._using():
             self._s().update(qe.UpdateOperation.update_vectors(pv))
 
     def set_payload(self, flt: StoreFilter, payload: dict) -> None:
         if flt.is_empty():
             raise ValueError("set_payload needs a non-empty filter")
-        with self._lock:
+        with self._using():
             self._s().update(qe.UpdateOperation.set_payload_by_filter(_filter(flt), dict(payload)))
 
     def dense_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
-        with self._lock:
+        with self._using():
             for start in range(0, len(ids), 256):
                 part = [uuid.UUID(i) for i in ids[start:start + 256]]
                 for p in self._s().retrieve(part, False, [DENSE]):
@@ -148,22 +168,22 @@ class EdgeStore:
 
     def set_payload_ids(self, ids: list[str], payload: dict) -> None:
         if ids:
-            with self._lock:
+            with self._using():
                 self._s().update(qe.UpdateOperation.set_payload([uuid.UUID(i) for i in ids], dict(payload)))
 
     def delete_file(self, workspace_id: str, path: str) -> None:
         flt = _filter(StoreFilter(workspace_id=workspace_id, file_paths=[path]))
-        with self._lock:
+        with self._using():
             self._s().update(qe.UpdateOperation.delete_points_by_filter(flt))
 
     def delete_ids(self, ids: list[str]) -> None:
         if ids:
-            with self._lock:
+            with self._using():
                 self._s().update(qe.UpdateOperation.delete_points([uuid.UUID(i) for i in ids]))
 
     def delete_workspace(self, workspace_id: str) -> None:
         flt = _filter(StoreFilter(workspace_id=workspace_id))
-        with self._lock:
+        with self._using():
             self._s().update(qe.UpdateOperation.delete_points_by_filter(flt))
 
     # -- reads -------------------------------------------------------------------------------
@@ -184,9 +204,11 @@ class EdgeStore:
             query=qe.Fusion.Rrf(k=query.rrf_k, weights=weights),
             with_payload=True,
         )
-        with self._lock:
+        with self._using():
             results = self._s().query_batch(qe.QueryBatchRequest([fused, *requests]))
         fused_pts, signal_lists = results[0], results[1:]
+        if any(not p.payload for p in fused_pts):  # every point has a payload: its files were lost or cut
+            raise store_damaged(self.path.parent.parent, self.path, "points without their payload")
         dense_ranks = _ranks(signal_lists[0]) if query.dense is not None else {}
         dense_scores = _scores(signal_lists[0]) if query.dense is not None else {}
         bm25_ranks = _ranks(signal_lists[-1])
@@ -200,13 +222,13 @@ class EdgeStore:
         ]
 
     def count(self, flt: StoreFilter | None = None, *, with_dense: bool = False) -> int:
-        with self._lock:
+        with self._using():
             return self._s().count(qe.CountRequest(exact=True, filter=_filter(flt, with_dense=with_dense)))
 
     def all_ids(self, flt: StoreFilter | None = None) -> dict[str, str]:
         out: dict[str, str] = {}
         offset = None
-        with self._lock:
+        with self._using():
             while True:
                 pts, offset = self._s().scroll(qe.ScrollRequest(
                     offset=offset, limit=1000, filter=_filter(flt),

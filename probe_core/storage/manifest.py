@@ -20,6 +20,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import IndexDamaged
+from .damage import CheckedConnection, check_on_open, mark_clean
+
 SCHEMA_VERSION = 3
 
 _SCHEMA = """
@@ -109,13 +112,19 @@ class Manifest:
     def __init__(self, path: Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
-        self._migrate()
-        self._db.executescript(_SCHEMA)
-        self._lock = threading.RLock()
-        self.set_meta("schema_version", str(SCHEMA_VERSION))
+        check_on_open(self.path)  # after an unclean stop: quick_check, IndexDamaged if it fails
+        raw = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
+        self._db = CheckedConnection(raw, self.path)  # corruption → IndexDamaged, wherever it shows
+        try:
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._migrate()
+            self._db.executescript(_SCHEMA)
+            self._lock = threading.RLock()
+            self.set_meta("schema_version", str(SCHEMA_VERSION))
+        except BaseException:
+            raw.close()
+            raise
 
     def _migrate(self) -> None:
         """Version 1 → 2: chunks learn their file version and whether they are live.
@@ -147,6 +156,7 @@ class Manifest:
     def close(self) -> None:
         with self._lock:
             self._db.close()
+        mark_clean(self.path)  # the next open skips the integrity check unless the file changes
 
     @contextmanager
     def transaction(self):
@@ -155,7 +165,10 @@ class Manifest:
             try:
                 yield self._db
             except BaseException:
-                self._db.execute("ROLLBACK")
+                try:
+                    self._db.execute("ROLLBACK")
+                except (sqlite3.Error, IndexDamaged):  # a damaged file can fail the rollback too: the first error counts
+                    pass
                 raise
             self._db.execute("COMMIT")
 

@@ -36,7 +36,7 @@ def by_name(checks: list[Check]) -> dict[str, Check]:
 def test_embedded_default_on_this_machine_is_all_green(tmp_path):
     checks = run_doctor(WorkspaceConfig(), root=tmp_path)  # the real NVML reading: no driver here
     names = [c.name for c in checks]
-    assert names == ["gpu", "tei_image", "preset", *STACK_CHECKS, "bm25_fusion", "disk"]
+    assert names == ["gpu", "tei_image", "preset", *STACK_CHECKS, "bm25_fusion", "disk", "index_files", "data_dir"]
     assert worst(checks) == "ok"
     for c in checks:
         assert c.status in ("ok", "skip"), c

@@ -35,6 +35,8 @@ async def test_memory_rules_persist_and_reach_the_agent(repo, tmp_path):
                            tags=["tooling"])
         assert out["rule"]["label"] == "use-uv" and out["rule"]["scope"] == "project"
         out = await memory(client, action="add", label="be-terse", content="Answer tersely.", scope="global")
+        assert out["rules"] == [] and out["rule"]["label"] == "be-terse"  # an add answers with its rule only
+        out = await memory(client, action="list")
         assert [(r["scope"], r["label"]) for r in out["rules"]] == [("global", "be-terse"), ("project", "use-uv")]
 
     assert (repo / ".probe" / "memory.sqlite").exists() and (tmp_path / "user-data" / "memory.sqlite").exists()

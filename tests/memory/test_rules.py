@@ -138,7 +138,7 @@ def test_persists_across_reopen_and_isolated_by_data_dir(tmp_path, monkeypatch):
 
 def test_apply_returns_rule_and_current_list(store):
     out = store.apply("add", label="use-uv", content="Use uv.", scope="project", tags=["a"])
-    assert out["action"] == "add" and out["rule"]["label"] == "use-uv" and len(out["rules"]) == 1
+    assert out["action"] == "add" and out["rule"]["label"] == "use-uv" and out["rules"] == []  # not the list
     out = store.apply("list")
     assert out["rule"] is None and [r["label"] for r in out["rules"]] == ["use-uv"]
     out = store.apply("remove", label="use-uv")
