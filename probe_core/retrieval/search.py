@@ -12,7 +12,7 @@ import pathspec
 
 from .. import sparse
 from ..errors import BackendUnavailable, ConfigError, EmbeddingError, ProbeError
-from ..limits import TOP_K
+from ..limits import QUERY, TOP_K
 from ..records import SearchResult
 from ..storage.protocol import HybridQuery, StoreFilter, StoreHit
 from ..workspace import Workspace
@@ -94,6 +94,7 @@ def check_query(query: str, top_k: int, mode: str) -> None:
     """The arguments every search checks (a project's and a library's)."""
     if not isinstance(query, str) or not query.strip():
         raise ConfigError("query must be a non-empty string")
+    QUERY.check(query)
     TOP_K.check(top_k)
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}")

@@ -125,7 +125,14 @@ class SearchScreen(Screen):
             self.app.call_from_thread(self._show_answer, answer)
 
     def _show_error(self, message: str) -> None:
-        self.query_one("#search-info", Label).update(f"[red]{message}[/]")
+        from rich.text import Text
+
+        self.query_one("#search-info", Label).update(Text(message, style="red"))
+        # the last answer's results belong to another query: leaving them would read as this one's
+        self.results = []
+        self.query_one(ResultList).set_results([])
+        self.preview_source = None
+        self.query_one(Preview).show_message("no results")
 
     def _show_answer(self, answer: dict) -> None:
         self.last_answer = answer
