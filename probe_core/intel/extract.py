@@ -40,6 +40,7 @@ _MEMBER = {
 _CALLS = {"call": "function", "call_expression": "function", "new_expression": "constructor",
           "method_invocation": "name", "object_creation_expression": "type",
           "macro_invocation": "macro"}
+_JS_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
 _PASS_THROUGH = frozenset({"generic_function", "generic_type", "type_arguments_wrapper"})
 _IMPORTS = frozenset({"import_statement", "import_from_statement", "import_declaration",
                       "use_declaration", "future_import_statement"})
@@ -136,6 +137,10 @@ class _Walker:
             return None
         self.handled.add(d.inner.id)
         self.handled.add(node.id)
+        between = d.inner.parent  # `export const f = () => {}`: the declaration between the export and
+        while between is not None and between.id != node.id:  # the function is this same definition
+            self.handled.add(between.id)
+            between = between.parent
         if not d.name:
             return None
         name_node = self._name_node(node, d.inner)
@@ -217,6 +222,8 @@ class _Walker:
 
     def _signature(self, outer: Node, inner: Node, name: str) -> str:
         start = inner if outer.type in self.spec.wrappers or outer is inner else outer
+        if outer.type in self.spec.wrappers:  # `export const f = () =>`: from `const`, as without the export
+            start = next((c for c in outer.named_children if c.type in _JS_DECLARATIONS), start)
         body = inner.child_by_field_name("body")
         src = self.g_text(start.start_byte, body.start_byte if body is not None else None, start)
         sig = _one_line(src).rstrip("{:; ").strip()
