@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -88,6 +89,20 @@ class SearchResponse:
             out["message"] = self.message
         out.update(self.extra)
         return out
+
+
+DENSE_NEARLY_DONE = 0.99  # from here the few chunks left to embed change no answer worth a warning
+
+
+def coverage_note(coverage: float) -> str:
+    """What a partly embedded index means for an answer, in proportion to how partly (the percentage
+    rounded down: 99.6% is not "100%")."""
+    shown = f"dense vectors cover {math.floor(coverage * 100)}% of chunks"
+    if coverage < 0.5:
+        return f"{shown}; results lean on lexical (BM25) matching until embedding finishes"
+    if coverage < DENSE_NEARLY_DONE:
+        return f"{shown}; the others are found by lexical (BM25) matching until embedding finishes"
+    return f"{shown}; the last few are being embedded"
 
 
 def check_query(query: str, top_k: int, mode: str) -> None:
@@ -263,9 +278,8 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
         status = "uncertain"
         notes.insert(0, "the index is empty: run `probe index` (or wait for the first scan)")
     elif coverage < 1.0 and status == "healthy":
-        status = "uncertain"
-        notes.insert(0, f"dense vectors cover {coverage:.0%} of chunks; results lean on lexical (BM25) matching "
-                        "until embedding finishes")
+        status = "uncertain" if coverage < DENSE_NEARLY_DONE else status
+        notes.insert(0, coverage_note(coverage))
     return _Ranked(ranges, rerank_scores, notes, status, coverage, effective, cacheable)
 
 
