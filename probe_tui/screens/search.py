@@ -24,10 +24,11 @@ TYPE_DELAY_S = 0.15  # search when typing pauses this long
 
 
 class SearchScreen(Screen):
-    """Type to search; arrows or j/k move; enter opens the whole range; m switches the mode."""
+    """Type to search; arrows or j/k move; enter opens the whole range; o switches the mode (not ``m``:
+    that is the memory screen's key everywhere)."""
 
     BINDINGS = [
-        Binding("m", "cycle_mode", "Mode", tooltip="mode: auto → fast → quality"),
+        Binding("o", "cycle_mode", "Mode", tooltip="mode: auto → fast → quality"),
         Binding("slash", "focus_query", "Query", key_display="/", tooltip="back to the query box"),
         Binding("escape", "focus_results", "Results", show=False,
                 tooltip="from a text box to the results; in the range view: back"),

@@ -53,7 +53,7 @@ async def test_mode_toggle_and_filters(configured_repo):
         await pilot.press(*"router handler", "enter")
         await wait_for(pilot, lambda: screen.last_answer is not None, what="an answer")
         assert screen.mode == "auto"
-        await pilot.press("m")
+        await pilot.press("o")
         assert screen.mode == "fast"
         await wait_for(pilot, lambda: screen.last_answer.get("mode") == "fast", what="a fast answer")
         screen.query_one("#lang").value = "go"
