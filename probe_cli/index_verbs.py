@@ -119,10 +119,10 @@ def _index_here(args, ws, here: list) -> int:
     engine.start()
     try:
         with IndexProgressView(enabled=not args.json and not args.quiet) as view:
-            report, status = _follow_here(engine, view, lexical_only=args.lexical_only)
+            report, progress = _follow_here(engine, view, lexical_only=args.lexical_only)
     finally:
         engine.close()
-    embedded = max(0, (status.get("chunks_embedded") or 0) - embedded_before)
+    embedded = max(0, progress.chunks_embedded - embedded_before)
     report = {**report, "chunks_embedded": embedded, "seconds": round(time.perf_counter() - t0, 3)}
     if args.json:
         print(json.dumps(report, indent=2))
@@ -135,9 +135,9 @@ def _index_here(args, ws, here: list) -> int:
     return 0
 
 
-def _follow_here(engine, view, *, lexical_only: bool) -> tuple[dict, dict]:
+def _follow_here(engine, view, *, lexical_only: bool):
     """Wait for this process's own owner to finish, feeding ``view``; its error ends the wait at once.
-    Returns the lexical phase's report and the last status."""
+    Returns the lexical phase's report and the last progress."""
     report = None
     while True:
         if report is None:
@@ -146,10 +146,10 @@ def _follow_here(engine, view, *, lexical_only: bool) -> tuple[dict, dict]:
             time.sleep(POLL_S)
         if (failure := engine.failure()) is not None:
             raise failure
-        status = engine.index_status()
-        view.update(_progress_of(status))
+        progress = engine.progress()
+        view.update(progress)
         if report is not None and (lexical_only or engine.complete()):
-            return report, status
+            return report, progress
 
 
 def _index_via_owner(args, ws, answered: list) -> int | None:
