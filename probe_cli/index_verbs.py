@@ -1,9 +1,10 @@
 """``probe index``: in this process, through the running owner, or handed to a background owner.
 
 * ``probe index`` (or ``--wait``) blocks until the index is complete, dense vectors included: in
-  this process under the engine lock when nobody owns the workspace; otherwise the owner (a
-  ``probe mcp`` or the daemon) rescans and this process follows its progress to the end. Scripts
-  and the retrieval scorer rely on this.
+  this process when nobody owns the workspace, as its owner (``engine/foreground.py``: other
+  processes' status, search and a ``probe mcp`` are served meanwhile); otherwise the owner (a
+  ``probe mcp``, the daemon, another ``probe index``) rescans and this process follows its progress
+  to the end. Scripts and the retrieval scorer rely on this.
 * ``probe index --background`` returns as soon as the lexical phase is done (search answers from
   then on) and leaves the dense phase to the background owner (``probe_core.engine.daemon``),
   starting it when none runs. The daemon takes the lock itself; this process never holds it, so
@@ -35,32 +36,34 @@ def cmd_index(args) -> int:
 
 # -- blocking --------------------------------------------------------------------------------
 def _index_blocking(args) -> int:
-    """Index in this process under the workspace's engine lock, or, when an owner runs, ask it to
-    rescan and wait for it. While indexing here the lock is held and no RPC is served, so this
-    process publishes itself in engine.json (role ``cli-index``): other clients then say who is busy."""
+    """Index in this process as the workspace's owner (``ForegroundIndex``: it serves status, search
+    and code intelligence to other processes meanwhile), or, when an owner runs, ask it to rescan and
+    wait for it."""
     from probe_core import Workspace
-    from probe_core.engine.lock import EngineLock, cli_indexer_pid, cli_indexing_message
+    from probe_core.engine.lock import EngineLock
     from probe_core.engine.settings import EngineSettings
     from probe_core.errors import BackendUnavailable, IndexLocked
 
     ws = Workspace.open(_root(args))
-    lock = EngineLock(ws.probe_dir)  # held while indexing: a `probe mcp` started meanwhile waits
-    deadline = time.monotonic() + EngineSettings.from_env().attach_timeout_s
+    lock = EngineLock(ws.probe_dir)  # held while indexing: a `probe mcp` started meanwhile attaches
+    wait_s = EngineSettings.from_env().attach_timeout_s
+    deadline = time.monotonic() + wait_s
+    here: list = []  # this process's own owner engine, once it runs
     try:
         while True:
             if lock.try_acquire():
-                return _index_here(args, ws)
-            indexer = cli_indexer_pid(ws.probe_dir)
-            if indexer is not None:  # another `probe index`: it serves no RPC to ask
-                raise IndexLocked(cli_indexing_message(indexer))
+                return _index_here(args, ws, here)
             if args.rebuild and _stop_daemon_owner(ws.root):
                 continue  # our own background owner let go: rebuild here
             if args.rebuild:
                 raise IndexLocked(_rebuild_refusal(ws.root))
-            # a running owner (`probe mcp` or the daemon) does the scan
-            done = _index_via_owner(args, ws)
+            # a running owner (`probe mcp`, the daemon, another `probe index`) does the scan
+            answered: list = []
+            done = _index_via_owner(args, ws, answered)
             if done is not None:
                 return done
+            if answered:  # it served us, then exited (a `probe index` done): a fresh wait for the next owner
+                deadline = time.monotonic() + wait_s
             # nobody answered: the owner exited since (the lock is free on the next try), is still
             # starting, or a short-lived CLI holds the lock (`probe search`): try again
             if time.monotonic() >= deadline:
@@ -69,7 +72,8 @@ def _index_blocking(args) -> int:
             time.sleep(0.1)
     finally:
         ws.close()  # the store is closed before the lock goes: the next owner can open it
-        lock.release()
+        if not (here and here[0].busy()):  # a worker still writing keeps it until this process exits
+            lock.release()
 
 
 def _rebuild_refusal(root: Path) -> str:
@@ -78,6 +82,9 @@ def _rebuild_refusal(root: Path) -> str:
 
     owner = owner_ping(root)
     if owner is not None and owner.get("kind") != "daemon":
+        if owner.get("kind") == "index":
+            return (f"--rebuild needs the index to itself: `probe index` (pid {owner.get('pid')}) is indexing "
+                    "this workspace; run it when that one is done")
         return (f"--rebuild needs the index to itself: stop the running `probe mcp` (pid {owner.get('pid')}, "
                 "your editor's Probe server) first")
     return ("--rebuild needs the index to itself: another Probe process holds it for a moment "
@@ -95,38 +102,64 @@ def _stop_daemon_owner(root: Path) -> bool:
     return True
 
 
-def _index_here(args, ws) -> int:
-    """Index ``ws`` in this process; the caller holds the engine lock."""
-    from probe_core import index_workspace
-    from probe_core.engine.lock import clear_indexer_info, write_indexer_info
+def _index_here(args, ws, here: list) -> int:
+    """Index ``ws``'s root in this process as its owner; the caller holds the engine lock (``here``
+    gets the engine: its worker may still write after ``close``, e.g. on Ctrl-C mid-scan)."""
+    from probe_core.engine.foreground import ForegroundIndex
     from probe_core.indexing.empty_reason import why_nothing_indexed
     from probe_core.indexing.indexer import rebuild
-    from probe_core.registry import note_seen
 
-    from .render import IndexProgressView, print_index_report
+    from .render import IndexProgressView
 
-    write_indexer_info(ws.probe_dir)
+    t0 = time.perf_counter()
+    if args.rebuild:
+        rebuild(ws)
+    embedded_before = ws.manifest.counts()["chunks_dense"]
+    ws.close()  # the engine opens its own
+    engine = ForegroundIndex(ws.root, dense=not args.lexical_only)
+    here.append(engine)
+    engine.start()
     try:
-        if args.rebuild:
-            rebuild(ws)
         with IndexProgressView(enabled=not args.json and not args.quiet) as view:
-            report = index_workspace(ws, progress=view.update, dense=not args.lexical_only)
-        note_seen(ws)  # the workspace registry (`probe prune`)
-        if report.files_seen == 0 and (why := why_nothing_indexed(ws.root)):
-            print(f"probe: warning: {why}", file=sys.stderr)
-        if args.json:
-            print(json.dumps(report.to_dict(), indent=2))
-        elif not args.quiet:
-            print_index_report(report)
+            report, progress = _follow_here(engine, view, lexical_only=args.lexical_only)
     finally:
-        clear_indexer_info(ws.probe_dir)  # while the lock is still held
+        engine.close()
+    embedded = max(0, progress.chunks_embedded - embedded_before)
+    report = {**report, "chunks_embedded": embedded, "seconds": round(time.perf_counter() - t0, 3)}
+    if report.get("files_seen") == 0 and (why := why_nothing_indexed(ws.root)):
+        print(f"probe: warning: {why}", file=sys.stderr)
+    if args.json:
+        print(json.dumps(report, indent=2))
+    elif not args.quiet:
+        from types import SimpleNamespace
+
+        from .render import print_index_report
+
+        print_index_report(SimpleNamespace(**report))
     return 0
 
 
-def _index_via_owner(args, ws) -> int | None:
+def _follow_here(engine, view, *, lexical_only: bool):
+    """Wait for this process's own owner to finish, feeding ``view``; its error ends the wait at once.
+    Returns the lexical phase's report and the last progress."""
+    report = None
+    while True:
+        if report is None:
+            report = engine.first_scan(timeout=POLL_S)
+        elif not lexical_only:
+            time.sleep(POLL_S)
+        if (failure := engine.failure()) is not None:
+            raise failure
+        progress = engine.progress()
+        view.update(progress)
+        if report is not None and (lexical_only or engine.complete()):
+            return report, progress
+
+
+def _index_via_owner(args, ws, answered: list) -> int | None:
     """``probe index`` while another process owns the workspace: it scans, this one waits for the
     dense vectors too (unless ``--lexical-only``). None when no owner answered (it may have exited
-    since the lock was tried): the caller retries."""
+    since the lock was tried; ``answered`` gets an entry if it had answered before): the caller retries."""
     from probe_core.engine.client import AttachedEngine
     from probe_core.engine.rpc import OwnerUnavailable
     from probe_core.registry import note_seen
@@ -138,6 +171,7 @@ def _index_via_owner(args, ws) -> int | None:
     engine = AttachedEngine(ws.root, rpc_timeout_s=RESCAN_TIMEOUT_S)
     try:
         before = engine.index_status()
+        answered.append(before.get("owner_pid"))
         with IndexProgressView(enabled=not args.json and not args.quiet) as view:
             out = _rescan_following(engine, view)
             status = engine.index_status() if args.lexical_only else _follow(engine, view)
@@ -173,7 +207,13 @@ def _print_owner_report(report: dict, status: dict) -> None:
 
 
 def _owner_name(status: dict) -> str:
-    return "Probe daemon" if status.get("owner_kind") == "daemon" else "probe mcp"
+    return _kind_name(status.get("owner_kind"))
+
+
+def _kind_name(kind: str | None) -> str:
+    from probe_core.engine.lock import owner_name
+
+    return owner_name(kind)
 
 
 # -- following an owner's progress ----------------------------------------------------------------
@@ -248,24 +288,24 @@ def _index_background(args) -> int:
     """Lexical phase now (through the owner, started here if none runs), dense phase left to it."""
     from probe_core.config import init_workspace
     from probe_core.engine.client import AttachedEngine
-    from probe_core.engine.daemon import owner_ping, spawn_daemon, wait_until_serving
-    from probe_core.engine.lock import cli_indexer_pid, cli_indexing_message
+    from probe_core.engine.daemon import auto_start_enabled, owner_ping, spawn_daemon, wait_until_serving
     from probe_core.engine.rpc import OwnerUnavailable
     from probe_core.engine.settings import EngineSettings
-    from probe_core.errors import BackendUnavailable, IndexLocked
+    from probe_core.errors import BackendUnavailable, ConfigError
 
     from .render import IndexProgressView
 
     root = _root(args)
     init_workspace(root)  # a clear error for a missing folder or a broken config, before any process starts
+    if not auto_start_enabled() and (args.rebuild or owner_ping(root) is None):  # (a rebuild stops the daemon)
+        raise ConfigError("probe index --background leaves the dense phase to a background owner, and "
+                          "PROBE_DAEMON=0 forbids starting one: run `probe index` (it blocks, and serves "
+                          "status and search to other shells meanwhile)")
     if args.rebuild:
         _rebuild_first(root)
     settings = EngineSettings.from_env()
     owner = owner_ping(root)
     if owner is None:
-        indexer = cli_indexer_pid(root / ".probe")
-        if indexer is not None:
-            raise IndexLocked(cli_indexing_message(indexer))
         owner = wait_until_serving(root, spawn_daemon(root), timeout=settings.attach_timeout_s)
     engine = AttachedEngine(root, rpc_timeout_s=RESCAN_TIMEOUT_S)
     try:

@@ -35,6 +35,9 @@ def _print_items(result: dict, seconds: float) -> None:
     target = result.get("target") or {}
     if target.get("path"):
         print(f"{target.get('kind', '')} {target.get('symbol', '')} ({target['path']}:{target.get('line')})")
+        if others := target.get("candidates"):
+            print(f"  also defined at {', '.join(others[:5])}{' …' if len(others) > 5 else ''} "
+                  "(ask for one with --file F --line N)")
     for item in result.get("items", []):
         conf = item.get("confidence", 1.0)
         mark = "" if conf >= 0.99 else f"  [{conf:.2f}]"

@@ -153,7 +153,7 @@ class _PrintVersion(argparse.Action):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from probe_core.limits import MAX_TOKENS, TOP_K
+    from probe_core.limits import MAX_TOKENS, QUERY, TOP_K
 
     p = argparse.ArgumentParser(prog="probe", description="Local hybrid code search for coding agents.")
     p.add_argument("--version", action=_PrintVersion, help="print Probe's version and exit")
@@ -173,7 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     index_verbs.register(sub)  # index [--wait|--background]
 
     sp = with_root(sub.add_parser("search", help="hybrid search over the index"))
-    sp.add_argument("query")
+    sp.add_argument("query", type=QUERY.flag)
     sp.add_argument("--top-k", type=TOP_K.flag, default=12, metavar="N",
                     help=f"results to return ({TOP_K.low}-{TOP_K.high}, default 12)")
     sp.add_argument("--mode", choices=["fast", "quality", "auto"], default="auto")

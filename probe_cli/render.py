@@ -240,7 +240,9 @@ def print_status(st: dict) -> None:
         value = st.get(key)
         rows.append((key, ", ".join(value) if isinstance(value, list) else str(value)))
     if st.get("owner_pid"):  # answered by a running owner: which, and what it is doing
-        rows.append(("owner", f"{st.get('owner_kind') or 'probe mcp'} pid {st['owner_pid']}"))
+        from probe_core.engine.lock import owner_name
+
+        rows.append(("owner", f"{owner_name(st.get('owner_kind'))} pid {st['owner_pid']}"))
         rows.append(("indexing_in_progress", str(st.get("indexing_in_progress"))))
         if st.get("indexing_in_progress") and (p := st.get("progress")):
             rows.append(("progress", f"{p.get('phase')}: {p.get('files_scanned')}/{p.get('files_total')} files, "

@@ -31,7 +31,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from .errors import ProbeError
-from .limits import INTEL_DEPTH, MAP_DEPTH, MAX_RESULTS, MAX_TOKENS, TOP_K
+from .limits import INTEL_DEPTH, MAP_DEPTH, MAX_RESULTS, MAX_TOKENS, QUERY, TOP_K
 from .mcp_input import ReplyToUnreadable, refuse_unknown_arguments
 from .mcp_schemas import (IntelOutput, MapOutput, MemoryOutput, OpenFileOutput, SearchFilters, SearchOutput, StatusOutput,
                           StoreOutput)
@@ -299,7 +299,7 @@ def build_server(engine_factory: Callable[[], object], *, default_max_tokens: in
     @server.tool(title="Search the codebase", description=SEARCH_DOC, annotations=READ_ONLY)
     def search(
         query: Annotated[str, Field(
-            min_length=1,
+            min_length=1, max_length=QUERY.high,
             description="What you are looking for, in words or code terms: a behaviour "
                         "(\"retry failed uploads with backoff\"), a concept, or a (partial) identifier.")],
         top_k: Annotated[int, Field(ge=TOP_K.low, le=TOP_K.high, description="How many ranges to return.")] = 12,

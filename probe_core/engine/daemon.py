@@ -27,11 +27,11 @@ import sys
 import time
 from pathlib import Path
 
-from ..errors import BackendUnavailable, IndexLocked, ProbeError
+from ..errors import BackendUnavailable, ProbeError
 from ..private_dir import ensure_private_dir
 from ..redaction import RedactingFilter
 from .client import AttachedEngine
-from .lock import LOCK_FILE, EngineLock, cli_indexer_pid, cli_indexing_message, read_owner_info
+from .lock import LOCK_FILE, EngineLock, read_owner_info
 from .rpc import OwnerUnavailable
 
 log = logging.getLogger("probe.daemon")
@@ -42,7 +42,10 @@ PING_TIMEOUT_S = 5.0
 
 
 def auto_start_enabled(env: dict | None = None) -> bool:
-    """Whether a CLI call that answered by itself may start the background owner (``PROBE_DAEMON``)."""
+    """Whether the CLI may start the background owner (``PROBE_DAEMON``, default on): after a call it
+    answered by itself, and for ``probe index --background``. Off, the CLI never starts one; an owner
+    that already runs (a ``probe mcp``, a daemon started earlier, a blocking ``probe index``) still
+    answers every call, since only one process may open a workspace's index."""
     env = os.environ if env is None else env
     return env.get("PROBE_DAEMON", "1").strip().lower() not in ("0", "false", "no", "off")
 
@@ -131,9 +134,6 @@ def stop_daemon(root: Path | str, timeout: float = 30.0) -> int | None:
     lock = EngineLock(probe_dir)
     if lock.is_free():
         return None
-    indexer = cli_indexer_pid(probe_dir)
-    if indexer is not None:  # a foreground `probe index`: not ours to stop
-        raise IndexLocked(cli_indexing_message(indexer))
     info = read_owner_info(probe_dir)
     pid = info.get("pid")
     try:

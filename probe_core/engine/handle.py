@@ -13,9 +13,9 @@ import threading
 import time
 from pathlib import Path
 
-from ..errors import BackendUnavailable, IndexLocked
+from ..errors import BackendUnavailable
 from .client import AttachedEngine
-from .lock import EngineLock, cli_indexer_pid, cli_indexing_message
+from .lock import EngineLock
 from .rpc import OwnerUnavailable
 from .settings import EngineSettings
 
@@ -59,12 +59,7 @@ class EngineHandle:
             return DirectEngine(self.root, probe_dir=self._probe_dir_arg)
         if self._lock.try_acquire():
             return self._become_owner()
-        indexer = cli_indexer_pid(self.probe_dir)
-        if indexer is not None:
-            log.info("probe index (pid %d) is indexing %s; %s", indexer, self.root,
-                     "this server takes the index over when it finishes" if self.background else "waiting")
-        else:
-            log.info("another Probe process owns %s; attaching to it", self.root)
+        log.info("another Probe process owns %s; attaching to it", self.root)
         if self.background:
             self._monitor = threading.Thread(target=self._watch_owner, name="probe-takeover", daemon=True)
             self._monitor.start()
@@ -116,14 +111,6 @@ class EngineHandle:
                     raise BackendUnavailable("Probe is shutting down") from exc
                 if self._try_promote():
                     continue
-                indexer = cli_indexer_pid(self.probe_dir)
-                # `probe index` holds the lock and serves no RPC: the CLI says so at once; a
-                # `probe mcp` waits (its monitor takes the lock over when the indexer finishes)
-                if indexer is not None and (not self.background or time.monotonic() >= deadline):
-                    message = cli_indexing_message(indexer)
-                    if self.background:
-                        message += " (this server takes the index over then)"
-                    raise IndexLocked(message) from exc
                 if time.monotonic() >= deadline:
                     raise BackendUnavailable(
                         f"another Probe process holds {self.probe_dir / 'engine.lock'} but does not answer "

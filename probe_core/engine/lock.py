@@ -25,7 +25,6 @@ SOCKET_FILE = "engine.sock"
 INFO_FILE = "engine.json"
 AF_UNIX_PATH_MAX = 107  # bytes, without the terminating NUL
 RPC_PROTOCOL = 1
-CLI_INDEX_ROLE = "cli-index"  # engine.json's role while `probe index` holds the lock (it serves no RPC)
 
 
 class EngineLock:
@@ -105,28 +104,21 @@ def socket_path_for(probe_dir: Path) -> Path:
     return path
 
 
+OWNER_NAMES = {"mcp": "probe mcp", "daemon": "Probe daemon", "index": "probe index"}
+
+
+def owner_name(kind: str | None) -> str:
+    """What a user knows an owner of this ``kind`` as (``engine.json``'s and ``index_status``'s kind)."""
+    return OWNER_NAMES.get(kind or "", "probe mcp")  # an owner from before kinds existed was a probe mcp
+
+
 def write_owner_info(probe_dir: Path, socket_path: Path, kind: str = "mcp", settings: str | None = None) -> None:
     """Publish the owner's pid, socket and kind for attached processes (atomic replace). ``kind``:
-    ``mcp`` (a ``probe mcp`` an editor runs) or ``daemon`` (the background owner the CLI starts,
-    which ``probe stop`` may end); ``settings``: its ``settings_digest``."""
+    ``mcp`` (a ``probe mcp`` an editor runs), ``daemon`` (the background owner the CLI starts,
+    which ``probe stop`` may end) or ``index`` (a blocking ``probe index``, ``foreground.py``);
+    ``settings``: its ``settings_digest``."""
     _write_info(probe_dir, {"pid": os.getpid(), "role": "owner", "kind": kind, "socket": str(socket_path),
                             "protocol": RPC_PROTOCOL, "started_at": time.time(), "settings": settings})
-
-
-def write_indexer_info(probe_dir: Path) -> None:
-    """Publish that this process (``probe index``) holds the lock to index and serves no RPC, so that
-    clients that find no owner answering can say who is busy instead of suggesting it is stuck."""
-    _write_info(probe_dir, {"pid": os.getpid(), "role": CLI_INDEX_ROLE, "started_at": time.time()})
-
-
-def clear_indexer_info(probe_dir: Path) -> None:
-    """Remove what :func:`write_indexer_info` published (call it before releasing the lock)."""
-    info = read_owner_info(probe_dir)
-    if info.get("role") == CLI_INDEX_ROLE and info.get("pid") == os.getpid():
-        try:
-            (Path(probe_dir) / INFO_FILE).unlink()
-        except FileNotFoundError:
-            pass
 
 
 def _write_info(probe_dir: Path, info: dict) -> None:
@@ -143,32 +135,3 @@ def read_owner_info(probe_dir: Path) -> dict:
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}
-
-
-def cli_indexer_pid(probe_dir: Path) -> int | None:
-    """The pid of the ``probe index`` process holding this workspace's lock right now, else None.
-
-    engine.json says ``cli-index`` and the lock file names the same pid (every holder writes its pid
-    there on taking the lock, so a killed indexer's leftover engine.json does not match the next
-    holder) and that process is alive."""
-    info = read_owner_info(probe_dir)
-    pid = info.get("pid")
-    if info.get("role") != CLI_INDEX_ROLE or not isinstance(pid, int) or pid <= 0:
-        return None
-    try:
-        holder = (Path(probe_dir) / LOCK_FILE).read_text("utf-8").strip()
-    except OSError:
-        return None
-    if holder != str(pid):
-        return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:  # alive, another user's (cannot happen with a 0600 lock, but harmless)
-        pass
-    return pid
-
-
-def cli_indexing_message(pid: int) -> str:
-    return f"probe index (pid {pid}) is indexing this workspace; try again when it finishes"

@@ -58,7 +58,7 @@ class OwnerEngine:
     def __init__(self, root: Path | str, settings: EngineSettings | None = None, *, serve_rpc: bool = True,
                  probe_dir: Path | None = None, kind: str = "mcp"):
         self.root = Path(os.path.realpath(root))
-        self.kind = kind  # mcp | daemon (``daemon.py``): published in engine.json and index_status
+        self.kind = kind  # mcp | daemon | index (daemon.py, foreground.py): in engine.json and index_status
         self._own_probe_dir = probe_dir  # None: root/.probe (a project); set: a library's index dir
         self.probe_dir = Path(probe_dir) if probe_dir is not None else self.root / ".probe"
         self.settings = settings or EngineSettings.from_env()

@@ -17,7 +17,7 @@ Every value has a default sized for a developer machine; tests shorten the timer
 | ``PROBE_MAX_TOKENS`` | ``6000`` | default token budget of an MCP ``search`` answer |
 | ``PROBE_RECORD_INTERVAL_S`` | ``300`` | owner heartbeat: re-record the workspace (``probe prune``); at most 300 |
 | ``PROBE_DAEMON_IDLE_S`` | ``600`` | the background owner (``daemon.py``) exits after this long with nothing to do |
-| ``PROBE_DAEMON`` | ``1`` | ``0``: a CLI call that answered by itself does not start the background owner |
+| ``PROBE_DAEMON`` | ``1`` | ``0``: the CLI never starts the background owner (``--background`` is refused); a running owner still answers |
 """
 from __future__ import annotations
 

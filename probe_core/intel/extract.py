@@ -22,6 +22,8 @@ from .syntax import (CALL_MEMBERS as _CALL_MEMBERS, CALLS as _CALLS, CONTAINER_K
                      PASS_THROUGH as _PASS_THROUGH, RUBY_STATEMENT_PARENTS as _RUBY_STATEMENT_PARENTS,
                      SELF_WORDS, SIGNATURES as _SIGNATURES, SKIP_NAMES as _SKIP_NAMES, TYPE_LIKE as _TYPE_LIKE)
 
+_JS_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
+
 _SPACE = re.compile(r"\s+")
 _PY_STRING = re.compile(r"^[rRbBuUfF]{0,2}(?P<q>\"\"\"|'''|\"|')(?P<body>.*)(?P=q)$", re.S)
 _COMMENT_MARK = re.compile(r"^\s*(?:/\*\*?|\*/|\*|///?!?|#!?|--)\s?")
@@ -107,6 +109,10 @@ class _Walker:
             return None
         self.handled.add(d.inner.id)
         self.handled.add(node.id)
+        between = d.inner.parent  # `export const f = () => {}`: the declaration between the export and
+        while between is not None and between.id != node.id:  # the function is this same definition
+            self.handled.add(between.id)
+            between = between.parent
         if not d.name:
             return None
         name_node = self._name_node(node, d.inner)
@@ -188,6 +194,8 @@ class _Walker:
 
     def _signature(self, outer: Node, inner: Node, name: str) -> str:
         start = inner if outer.type in self.spec.wrappers or outer is inner else outer
+        if outer.type in self.spec.wrappers:  # `export const f = () =>`: from `const`, as without the export
+            start = next((c for c in outer.named_children if c.type in _JS_DECLARATIONS), start)
         body = inner.child_by_field_name("body")
         src = self.g_text(start.start_byte, body.start_byte if body is not None else None, start)
         sig = _one_line(src).rstrip("{:; ").strip()

@@ -39,6 +39,10 @@ class MapResult:
         return out
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _symbol_entry(s: Symbol, detail: str) -> dict:
     entry = {"name": s.qualname, "kind": s.kind, "line": s.line, "signature": s.signature}
     if detail == "full" and s.doc:
@@ -103,7 +107,7 @@ def map_code(ws: Workspace, path: str = ".", depth: int = 2, detail: str = "sign
     name_only = None  # the last file listed, when it had to be listed without its symbols
     for p, lang, n in shallow:
         entry: dict = {"path": p, "language": lang, "lines": n}
-        block = [f"{p} ({n} lines)"]
+        block = [f"{p} ({_count(n, 'line')})"]
         if detail != "files":
             outline = _outline(store.symbols_in(p))
             entry["symbols"] = [_symbol_entry(s, detail) for _, s in outline]
@@ -126,7 +130,7 @@ def map_code(ws: Workspace, path: str = ".", depth: int = 2, detail: str = "sign
         lines_out.extend(block)
     if not result.truncated:
         for folder, (count, total) in sorted(deeper.items()):
-            row = f"{folder}/ ({count} files, {total} lines)"
+            row = f"{folder}/ ({_count(count, 'file')}, {_count(total, 'line')})"
             if used + len(row) + 1 > budget:
                 result.truncated = True
                 break
@@ -135,7 +139,7 @@ def map_code(ws: Workspace, path: str = ".", depth: int = 2, detail: str = "sign
             lines_out.append(row)
     if result.truncated:  # never cut silently: say what is left out and how to see it
         result.omitted = {"files": len(shallow) - len(result.items), "dirs": len(deeper) - len(result.dirs)}
-        left = [f"{result.omitted['files']} more files", f"{result.omitted['dirs']} more folders"]
+        left = [_count(result.omitted["files"], "more file"), _count(result.omitted["dirs"], "more folder")]
         if name_only:
             left.insert(0, f"the symbols of {name_only}")
         lines_out.append(f"… cut at max_tokens={max_tokens}: {', '.join(left)} not shown; raise max_tokens, "

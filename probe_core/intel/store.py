@@ -13,7 +13,7 @@ from pathlib import Path
 
 from .model import Edge, FileGraph, Import, Ref, Symbol
 
-GRAPH_VERSION = "5"  # bump when extraction changes: stored graphs are then rebuilt
+GRAPH_VERSION = "6"  # bump when extraction changes: stored graphs are then rebuilt
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

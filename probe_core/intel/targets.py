@@ -37,8 +37,25 @@ def split_symbol(symbol: str) -> tuple[str | None, str]:
     return (parts[-2] if len(parts) > 1 else None), parts[-1]
 
 
-def _rank(s: Symbol) -> tuple:
-    return (is_test_path(s.path), _KIND_RANK.get(s.kind, 3), s.path, s.line)
+MAX_TALLIED_CALLS = 2000  # call sites read to rank same-named definitions (a name called everywhere)
+
+
+def _rank(s: Symbol, calls: dict[tuple[str, int], float] | None = None) -> tuple:
+    """Best first: not a test, a type before a function, the definition the repository's calls
+    resolve to most (``sympify`` itself, not a same-named wrapper in a backend module), the one
+    with a body (not an ``@overload`` stub), then by place."""
+    called = (calls or {}).get((s.path, s.line), 0.0)
+    return (is_test_path(s.path), _KIND_RANK.get(s.kind, 3), -called, s.line >= s.end_line, s.path, s.line)
+
+
+def _call_tally(res: Resolver, name: str, cands: list[Symbol]) -> dict[tuple[str, int], float]:
+    """How strongly the calls of ``name`` resolve to each candidate (confidences summed)."""
+    tally = dict.fromkeys(((s.path, s.line) for s in cands), 0.0)
+    for ref in res.store.refs_named(name, ("call",))[:MAX_TALLIED_CALLS]:
+        for sym, conf in res.resolve(ref):
+            if (sym.path, sym.line) in tally:
+                tally[(sym.path, sym.line)] += conf
+    return tally
 
 
 def find_targets(ws: Workspace, res: Resolver, symbol: str | None, file: str | None,
@@ -79,4 +96,5 @@ def find_targets(ws: Workspace, res: Resolver, symbol: str | None, file: str | N
         matches = [s for s in res.defs(name) if s.parent]
     if not matches:
         raise SymbolNotFound(f"no definition of {symbol!r} in the index")
-    return sorted(matches, key=_rank)
+    calls = _call_tally(res, name, matches) if len(matches) > 1 else None
+    return sorted(matches, key=lambda s: _rank(s, calls))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
+import math
 import os
 import time
 from dataclasses import dataclass, field
@@ -12,7 +13,7 @@ import pathspec
 
 from .. import sparse
 from ..errors import BackendUnavailable, ConfigError, EmbeddingError, ProbeError
-from ..limits import TOP_K
+from ..limits import QUERY, TOP_K
 from ..records import SearchResult
 from ..storage.protocol import HybridQuery, StoreFilter, StoreHit
 from ..workspace import Workspace
@@ -91,10 +92,25 @@ class SearchResponse:
         return out
 
 
+DENSE_NEARLY_DONE = 0.99  # from here the few chunks left to embed change no answer worth a warning
+
+
+def coverage_note(coverage: float) -> str:
+    """What a partly embedded index means for an answer, in proportion to how partly (the percentage
+    rounded down: 99.6% is not "100%")."""
+    shown = f"dense vectors cover {math.floor(coverage * 100)}% of chunks"
+    if coverage < 0.5:
+        return f"{shown}; results lean on lexical (BM25) matching until embedding finishes"
+    if coverage < DENSE_NEARLY_DONE:
+        return f"{shown}; the others are found by lexical (BM25) matching until embedding finishes"
+    return f"{shown}; the last few are being embedded"
+
+
 def check_query(query: str, top_k: int, mode: str) -> None:
     """The arguments every search checks (a project's and a library's)."""
     if not isinstance(query, str) or not query.strip():
         raise ConfigError("query must be a non-empty string")
+    QUERY.check(query)
     TOP_K.check(top_k)
     if mode not in MODES:
         raise ConfigError(f"mode must be one of {', '.join(MODES)}")
@@ -267,9 +283,8 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
         status = "uncertain"
         notes.insert(0, "the index is empty: run `probe index` (or wait for the first scan)")
     elif coverage < 1.0 and status == "healthy":
-        status = "uncertain"
-        notes.insert(0, f"dense vectors cover {coverage:.0%} of chunks; results lean on lexical (BM25) matching "
-                        "until embedding finishes")
+        status = "uncertain" if coverage < DENSE_NEARLY_DONE else status
+        notes.insert(0, coverage_note(coverage))
     return _Ranked(ranges, rerank_scores, notes, status, coverage, effective, cacheable)
 
 

@@ -17,6 +17,19 @@ PHASE_TEXT = {
 }
 
 
+def _role_text(st: dict) -> str:
+    """Who does the indexing: this app, or the process it is attached to, named by its kind."""
+    from probe_core.engine.lock import owner_name
+
+    role = st.get("role") or "?"
+    if role == "owner":
+        return "this app indexes and watches"
+    if role == "attached":
+        pid = f" (pid {st['owner_pid']})" if st.get("owner_pid") else ""
+        return f"attached to the running {owner_name(st.get('owner_kind'))}{pid}"
+    return role
+
+
 class DashboardScreen(Screen):
     """Live indexing state, read from the engine's ``index_status`` every half second."""
 
@@ -59,8 +72,7 @@ class DashboardScreen(Screen):
         if phase == "idle" and in_progress:
             phase_text = "waiting"
         role = st.get("role") or "?"
-        role_text = {"owner": "this app indexes and watches", "attached": "attached to the running probe mcp"}.get(
-            role, role)
+        role_text = _role_text(st)
         colour = {"up to date": "$success", "paused (error)": "$error"}.get(phase_text, "$accent")
         self.query_one("#phase", Static).update(
             f"[b]Index[/]  [b {colour}]{phase_text}[/]\n"

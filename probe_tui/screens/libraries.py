@@ -56,7 +56,8 @@ class LibrariesScreen(Screen):
     BINDINGS = [
         Binding("a", "add", "Add"),
         Binding("x", "index", "Rescan", tooltip="index the highlighted library now"),
-        Binding("d", "remove", "Remove", tooltip="unregister the highlighted library (asks first)"),
+        Binding("delete", "remove", "Remove", key_display="del",  # not `d`: the doctor's key everywhere
+                tooltip="unregister the highlighted library (asks first)"),
         Binding("r", "reload", "Refresh", show=False,  # in help; the footer keeps 80 columns for quit
                 tooltip="read the list again"),
     ]
@@ -157,7 +158,7 @@ class LibrariesScreen(Screen):
         lib = self.selected()
         detail = self.query_one("#library-detail", Static)
         if lib is None:
-            detail.update(Text("a add a folder · x rescan · d remove · r refresh", style="dim"))
+            detail.update(Text("a add a folder · x rescan · del remove · r refresh", style="dim"))
             return
         text = Text()
         text.append(lib["name"], style="bold")

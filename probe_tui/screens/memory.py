@@ -28,7 +28,7 @@ class MemoryScreen(Screen):
     BINDINGS = [
         Binding("a", "add", "Add"),
         Binding("e", "edit", "Edit"),
-        Binding("d", "remove", "Remove"),
+        Binding("delete", "remove", "Remove", key_display="del"),  # not `d`: the doctor's key everywhere
         Binding("r", "reload", "Refresh", show=False,  # in help; the footer keeps 80 columns for quit
                 tooltip="read the rules again (another process may have changed them)"),
         Binding("g", "only('global')", "Global", tooltip="global rules only (again: all)"),

@@ -24,10 +24,11 @@ TYPE_DELAY_S = 0.15  # search when typing pauses this long
 
 
 class SearchScreen(Screen):
-    """Type to search; arrows or j/k move; enter opens the whole range; m switches the mode."""
+    """Type to search; arrows or j/k move; enter opens the whole range; o switches the mode (not ``m``:
+    that is the memory screen's key everywhere)."""
 
     BINDINGS = [
-        Binding("m", "cycle_mode", "Mode", tooltip="mode: auto → fast → quality"),
+        Binding("o", "cycle_mode", "Mode", tooltip="mode: auto → fast → quality"),
         Binding("slash", "focus_query", "Query", key_display="/", tooltip="back to the query box"),
         Binding("escape", "focus_results", "Results", show=False,
                 tooltip="from a text box to the results; in the range view: back"),
@@ -125,7 +126,14 @@ class SearchScreen(Screen):
             self.app.call_from_thread(self._show_answer, answer)
 
     def _show_error(self, message: str) -> None:
-        self.query_one("#search-info", Label).update(f"[red]{message}[/]")
+        from rich.text import Text
+
+        self.query_one("#search-info", Label).update(Text(message, style="red"))
+        # the last answer's results belong to another query: leaving them would read as this one's
+        self.results = []
+        self.query_one(ResultList).set_results([])
+        self.preview_source = None
+        self.query_one(Preview).show_message("no results")
 
     def _show_answer(self, answer: dict) -> None:
         self.last_answer = answer

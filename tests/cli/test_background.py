@@ -60,7 +60,7 @@ def test_background_answers_at_once_then_wait_completes_and_stop_ends_it(tmp_pat
     root = make_repo(tmp_path / "repo", 120)
     (root / "types.py").write_text("raise SystemExit('the stdlib was shadowed')\n")  # the daemon runs in root
     t0 = time.monotonic()
-    out = probe(root, "index", "--background", "--json")
+    out = probe(root, "index", "--background", "--json", PROBE_DAEMON="1")
     assert out.returncode == 0, out.stderr
     report = json.loads(out.stdout)
     assert report["background"] is True and report["owner_kind"] == "daemon"
@@ -98,7 +98,7 @@ def test_background_answers_at_once_then_wait_completes_and_stop_ends_it(tmp_pat
 
 def test_kill_9_of_the_background_owner_mid_dense_then_index_is_exact(tmp_path):
     root = make_repo(tmp_path / "repo", 60)
-    out = probe(root, "index", "--background", "--json")
+    out = probe(root, "index", "--background", "--json", PROBE_DAEMON="1")
     assert out.returncode == 0, out.stderr
     daemon = json.loads(out.stdout)["owner_pid"]
     db = root / ".probe" / "manifest.sqlite"
@@ -127,7 +127,7 @@ def test_kill_9_of_the_background_owner_mid_dense_then_index_is_exact(tmp_path):
 
 def test_daemon_exits_when_idle(repo):
     # the watcher's periodic rescan (every 1 s here) finds nothing to do: that is not work
-    out = probe(repo, "index", "--background", "--json", PROBE_DAEMON_IDLE_S="3", PROBE_RESCAN_S="1")
+    out = probe(repo, "index", "--background", "--json", PROBE_DAEMON_IDLE_S="3", PROBE_RESCAN_S="1", PROBE_DAEMON="1")
     assert out.returncode == 0, out.stderr
     daemon = json.loads(out.stdout)["owner_pid"]
     # it stays while it works (dense vectors), then leaves on its own
@@ -191,7 +191,7 @@ def test_cli_verbs_go_through_a_running_owner(repo):
     first = cold["search"]["results"][0]
     assert process == {"rc": 0, "heavy": []} and f" 1. {first['path']}#L{first['start_line']}-L" in text
     text, process = lean_cli(repo, "status", as_json=False)
-    assert process == {"rc": 0, "heavy": []} and f"owner                  daemon pid {daemon['pid']}" in text
+    assert process == {"rc": 0, "heavy": []} and f"owner                  Probe daemon pid {daemon['pid']}" in text
 
     # what this shell asks for reaches the owner, or the answer says it could not
     note = probe(repo, "search", "hash a password", "--json", QDRANT_URL="http://127.0.0.1:9")
@@ -248,7 +248,7 @@ async def test_stop_leaves_an_editors_server_alone_and_a_server_outlives_the_dae
 
     from ..mcp.conftest import probe_mcp, search, status, wait_until
 
-    out = probe(repo, "index", "--background", "--json")
+    out = probe(repo, "index", "--background", "--json", PROBE_DAEMON="1")
     assert out.returncode == 0, out.stderr
     daemon = json.loads(out.stdout)["owner_pid"]
     async with probe_mcp(repo) as client:
@@ -273,7 +273,7 @@ def test_stop_returns_when_another_process_takes_the_lock_over_at_once(repo):
     daemon's process, not for a free lock it may never see (CI once waited 30 s and failed)."""
     import threading
 
-    out = probe(repo, "index", "--background", "--json")
+    out = probe(repo, "index", "--background", "--json", PROBE_DAEMON="1")
     assert out.returncode == 0, out.stderr
     daemon = json.loads(out.stdout)["owner_pid"]
     successor = EngineLock(repo / ".probe")
@@ -301,7 +301,7 @@ def test_stop_returns_when_another_process_takes_the_lock_over_at_once(repo):
 
 
 def test_rebuild_stops_the_background_owner_first(repo):
-    out = probe(repo, "index", "--background", "--json")
+    out = probe(repo, "index", "--background", "--json", PROBE_DAEMON="1")
     assert out.returncode == 0, out.stderr
     daemon = json.loads(out.stdout)["owner_pid"]
     out = probe(repo, "index", "--rebuild", "--json")
@@ -323,7 +323,27 @@ def test_an_index_the_daemon_cannot_use_is_one_line_and_the_daemon_leaves(repo):
     finally:
         ws.close()
     t0 = time.monotonic()
-    out = probe(repo, "index", "--background", PROBE_DAEMON_IDLE_S="2")
+    out = probe(repo, "index", "--background", PROBE_DAEMON_IDLE_S="2", PROBE_DAEMON="1")
     assert out.returncode == 1 and "probe index --rebuild" in out.stderr, out.stderr
     assert len(out.stderr.strip().splitlines()) == 1 and time.monotonic() - t0 < 60
     wait_for(lambda: EngineLock(repo / ".probe").is_free(), timeout=60, what="the daemon to give up")
+
+
+def test_probe_daemon_0_means_the_cli_starts_no_owner(repo):
+    """``PROBE_DAEMON=0`` (issue 19: the README read as "no daemon", yet `--background` still started
+    one): the CLI starts no background owner, neither after a cold answer nor for `--background`
+    (a one-line error says what to run instead); an owner that already runs still answers, since only
+    one process may open the index."""
+    out = probe(repo, "index", "--background", PROBE_DAEMON="0")
+    assert out.returncode == 1 and len(out.stderr.strip().splitlines()) == 1, out.stderr
+    assert "PROBE_DAEMON=0" in out.stderr and "run `probe index`" in out.stderr
+    assert owner_ping(repo) is None
+    assert probe(repo, "index", "--lexical-only", PROBE_DAEMON="0").returncode == 0
+    assert probe(repo, "search", "hash a password", PROBE_DAEMON="0").returncode == 0
+    assert owner_ping(repo) is None  # answered cold, started nothing
+    daemon = json.loads(probe(repo, "index", "--background", "--json", PROBE_DAEMON="1").stdout)["owner_pid"]
+    try:
+        st = json.loads(probe(repo, "status", "--json", PROBE_DAEMON="0").stdout)
+        assert st["role"] == "attached" and st["owner_pid"] == daemon and st["owner_kind"] == "daemon"
+    finally:
+        assert probe(repo, "stop").returncode == 0

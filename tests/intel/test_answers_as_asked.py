@@ -80,7 +80,7 @@ def test_a_budget_cut_says_what_it_left_out(deep):
     last = out.text.splitlines()[-1]
     assert out.truncated and last.startswith("… cut at max_tokens=256:")
     assert out.omitted["files"] > 0 and f"{out.omitted['files']} more files" in last
-    assert out.omitted["dirs"] == 1 and "1 more folders" in last  # src/x was not reached
+    assert out.omitted["dirs"] == 1 and "1 more folder not shown" in last  # src/x was not reached
     whole = map_code(deep, "src", depth=1, max_tokens=100_000)
     assert not whole.truncated and "cut at" not in whole.text and whole.dirs == [
         {"dir": "src/x", "files": 2, "lines": SESSIONS_LINES + 2}]

@@ -122,6 +122,6 @@ async def test_help_lists_each_key_under_the_screen_where_it_works(configured_re
         assert "Quit" in everywhere and "Help" in everywhere and "command palette" in everywhere
         sections = {block.split("\n")[0]: block for block in text.split("\n\n")}
         assert "full scan" in sections["[b]Index[/]"] and "run every check" in sections["[b]Doctor[/]"]
-        assert "[b]d[/]" in sections["[b]Memory[/]"] and "read the list again" in sections["[b]Libraries[/]"]
+        assert "[b]del[/]" in sections["[b]Memory[/]"] and "read the list again" in sections["[b]Libraries[/]"]
         await pilot.press("question_mark")
         assert "run every check again" in str(app.screen.query_one("Static").render())

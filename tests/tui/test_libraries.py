@@ -120,12 +120,12 @@ async def test_remove_asks_first_and_leaves_the_folder(configured_repo, docs):
         screen = await open_libraries(pilot)
         assert names(screen) == ["team-docs"]
         assert "not indexed yet" in str(screen.query_one("#library-detail").render())
-        await pilot.press("d")
+        await pilot.press("delete")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("escape")  # keep it
         assert app.screen is screen and len(list_libraries()) == 1
 
-        await pilot.press("d")
+        await pilot.press("delete")
         loaded = screen.loaded
         await pilot.press("y")
         await wait_for(pilot, lambda: screen.loaded > loaded and not screen.libraries, what="the list after removing")

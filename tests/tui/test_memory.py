@@ -156,13 +156,13 @@ async def test_remove_asks_first(configured_repo):
     app = ProbeApp(configured_repo, start_engine=False)
     async with app.run_test(size=(80, 24)) as pilot:
         screen = await open_memory(pilot)
-        await pilot.press("down", "d")
+        await pilot.press("down", "delete")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("n")  # keep it
         assert app.screen is screen
         assert len(store.list()) == 2
 
-        await pilot.press("d")
+        await pilot.press("delete")
         assert isinstance(app.screen, ConfirmScreen)
         await pilot.press("y")
         await wait_for(pilot, lambda: rows(screen) == [("global", "be-terse")], what="the list after removing")

@@ -53,7 +53,7 @@ async def test_mode_toggle_and_filters(configured_repo):
         await pilot.press(*"router handler", "enter")
         await wait_for(pilot, lambda: screen.last_answer is not None, what="an answer")
         assert screen.mode == "auto"
-        await pilot.press("m")
+        await pilot.press("o")
         assert screen.mode == "fast"
         await wait_for(pilot, lambda: screen.last_answer.get("mode") == "fast", what="a fast answer")
         screen.query_one("#lang").value = "go"
@@ -63,3 +63,23 @@ async def test_mode_toggle_and_filters(configured_repo):
         screen.query_one("#kind").value = "doc"
         await wait_for(pilot, lambda: screen.results and all(r["chunk_kind"] == "doc" for r in screen.results),
                        what="doc-only results")
+
+
+async def test_a_query_over_the_limit_is_a_one_line_error_not_an_answer(configured_repo):
+    """A pasted file as the query: the same bound as the CLI and MCP (probe_core.limits.QUERY),
+    said in the info line, and the previous query's results are not left standing under it."""
+    from probe_core.limits import QUERY
+
+    app = ProbeApp(configured_repo, engine_settings=FAST_ENGINE)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: index_settled(app), what="the first index")
+        await pilot.press("slash")
+        screen = app.screen
+        await pilot.press(*"hash a password", "enter")
+        await wait_for(pilot, lambda: screen.results, what="results")
+        screen.query_one("#query").value = "password" * 12_500  # 100,000 characters
+        await pilot.press("enter")
+        info = screen.query_one("#search-info")
+        await wait_for(pilot, lambda: "at most" in str(info.render()), what="the error")
+        assert f"query is 100,000 characters; at most {QUERY.high:,} are accepted" in str(info.render())
+        assert screen.results == [] and screen.preview_source is None
