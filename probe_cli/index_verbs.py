@@ -106,6 +106,7 @@ def _index_here(args, ws, here: list) -> int:
     """Index ``ws``'s root in this process as its owner; the caller holds the engine lock (``here``
     gets the engine: its worker may still write after ``close``, e.g. on Ctrl-C mid-scan)."""
     from probe_core.engine.foreground import ForegroundIndex
+    from probe_core.errors import IndexDamaged
     from probe_core.indexing.empty_reason import why_nothing_indexed
     from probe_core.indexing.indexer import rebuild
 
@@ -114,7 +115,10 @@ def _index_here(args, ws, here: list) -> int:
     t0 = time.perf_counter()
     if args.rebuild:
         rebuild(ws)
-    embedded_before = ws.manifest.counts()["chunks_dense"]
+    try:
+        embedded_before = ws.manifest.counts()["chunks_dense"]
+    except IndexDamaged:  # the engine's run repairs it first (index_workspace rebuilds damaged files)
+        embedded_before = 0
     ws.close()  # the engine opens its own
     engine = ForegroundIndex(ws.root, dense=not args.lexical_only)
     here.append(engine)

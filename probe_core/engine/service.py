@@ -91,6 +91,7 @@ class OwnerEngine:
         self._root = RootPresence(self.root)
         self._seen_at = time.monotonic()  # the heartbeat's last registry record (_open_backends records too)
         self._warmed = False
+        self._repaired: str | None = None  # why the index was rebuilt on open; the next scan reports it
         self._worker: threading.Thread | None = None
         self._watcher: RepoWatcher | None = None
         self._rpc = None
@@ -238,6 +239,7 @@ class OwnerEngine:
             if (why := damage_of(ws)) is not None:  # damaged files under .probe/: start over from the tree
                 log.warning("%s; rebuilding the index from the files", why.split("; run `probe")[0])
                 rebuild(ws)
+                self._repaired = why  # the next scan's report says so (`probe index` prints it)
             _ = ws.manifest, ws.store  # build both before other threads can race to
             self._ws = ws
         ws = self._ws
@@ -315,6 +317,9 @@ class OwnerEngine:
         finally:
             with self._state:
                 self._scanning = False
+        if (why := self._repaired) is not None and not report.reconciled:
+            report.reconciled = {"cause": f"damaged index files ({why.split(' (', 1)[0]})", "rebuilt": "from the files"}
+            self._repaired = None
         for done, box in waiters:
             box["report"] = report.to_dict()  # the same report `probe index` prints when it indexes itself
             done.set()
