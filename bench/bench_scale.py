@@ -109,28 +109,30 @@ def measure(tree: Path, work: Path) -> dict:
     shutil.copytree(tree, work, ignore=shutil.ignore_patterns(".probe"))
     src_bytes = sum(f.stat().st_size for f in work.rglob("*") if f.is_file())
     ws = Workspace.open(work)
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     index_workspace(ws, dense=False)
-    lexical_ready = time.perf_counter() - t0
+    lexical_ready, lexical_cpu = time.perf_counter() - t0, time.process_time() - c0
     rss_index = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     indexed_bytes = sum((work / p).stat().st_size for p in ws.manifest.file_paths())
     lines = sum((work / p).read_bytes().count(b"\n") for p in ws.manifest.file_paths())
 
     search(ws, "warm up the caches")  # the first search loads the per-workspace caches
-    took, wall = [], []
+    took, wall, cpu = [], [], []
     for q in QUERIES:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         took.append(search(ws, q, top_k=10).took_ms)
         wall.append((time.perf_counter() - t) * 1000)
+        cpu.append((time.process_time() - c) * 1000)
     intel: dict[str, float] = {}
     funcs = {"callers": find_callers, "callees": find_callees, "refs": find_references}
     for verb, sym in INTEL:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         try:
             n = len(funcs[verb](ws, sym).items)
         except Exception as exc:  # noqa: BLE001 - a symbol missing from this tier
             n = f"error: {str(exc)[:60]}"
-        intel[f"{verb} {sym}"] = {"ms": round((time.perf_counter() - t) * 1000, 1), "items": n}
+        intel[f"{verb} {sym}"] = {"ms": round((time.perf_counter() - t) * 1000, 1),
+                                  "cpu_ms": round((time.process_time() - c) * 1000, 1), "items": n}
     counts = ws.manifest.counts()
     ws.close()
     probe = work / ".probe"
@@ -138,11 +140,13 @@ def measure(tree: Path, work: Path) -> dict:
         "machine": f"{platform.machine()} {os.cpu_count()} cores (shared, under load), Python {platform.python_version()}",
         "tree": str(tree), "files": counts["files"], "lines": lines, "chunks": counts["chunks"],
         "source_mb": round(src_bytes / 1e6, 1), "indexed_source_mb": round(indexed_bytes / 1e6, 1),
-        "lexical_ready_s": round(lexical_ready, 1),
+        "lexical_ready_s": round(lexical_ready, 1), "lexical_ready_cpu_s": round(lexical_cpu, 1),
+        "load_average": os.getloadavg()[0],
         "rss_after_index_mb": round(rss_index, 0),
         "rss_peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 0),
         "search_took_p50_ms": round(statistics.median(took), 1), "search_took_p95_ms": round(percentile(took, 95), 1),
         "search_wall_p50_ms": round(statistics.median(wall), 1), "search_wall_p95_ms": round(percentile(wall, 95), 1),
+        "search_cpu_p50_ms": round(statistics.median(cpu), 1), "search_cpu_p95_ms": round(percentile(cpu, 95), 1),
         "intel": intel,
         "probe_dir_mb": dir_mb(probe),
         "probe_files_mb": {f.name: dir_mb(f) if f.is_dir() else round(f.stat().st_size / 1e6, 1) for f in probe.iterdir()},

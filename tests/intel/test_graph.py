@@ -118,3 +118,26 @@ def test_a_lazy_graph_catch_up_ends_cached_searches(project):
     assert search(ws, query).extra.get("cached")
     rebuild_graph(ws)
     assert not search(ws, query).extra.get("cached")
+
+
+def test_uses_are_stored_as_integers_and_an_older_layout_is_rebuilt(project):
+    """graph_refs was four strings a row (path, name, qualifier, enclosing): 212 MB on a 1.87M-line
+    monorepo. Uses now hold ids; a manifest with the older layout is rebuilt, not misread."""
+    import sqlite3
+
+    from probe_core.intel.store import GraphStore
+
+    ws = project("pyproj")
+    assert find_callers(ws, "factorial").items
+    db = sqlite3.connect(ws.probe_dir / "manifest.sqlite")
+    kinds = set(db.execute("SELECT typeof(file), typeof(name), typeof(kind) FROM graph_refs").fetchall())
+    assert kinds == {("integer", "integer", "integer")}
+    # an older layout (version 4: strings per use)
+    db.executescript("DROP TABLE graph_refs; CREATE TABLE graph_refs (path TEXT, line INTEGER, name TEXT,"
+                     " qualifier TEXT, kind TEXT, enclosing TEXT, enclosing_line INTEGER);"
+                     "UPDATE graph_meta SET value='4' WHERE key='version';")
+    db.close()
+    store = GraphStore(ws.probe_dir / "manifest.sqlite")
+    assert store.counts()["refs"] == 0 and store.files() == []  # dropped and made anew
+    store.close()
+    assert find_callers(ws, "factorial").items  # the next query graphs the files again
