@@ -115,10 +115,10 @@ class _Files:
     def text(self, path: str, file_hash: str, language: str | None, kind: str | None) -> IndexedText | None:
         f = self.texts.get(path)
         if f is None:
-            data = self.index.text(self.ws, path, file_hash)
-            if data is None:
+            f = self.index.text(self.ws, path, file_hash, lambda data: IndexedText(file_hash, language, kind, data))
+            if f is None:
                 return None
-            f = self.texts[path] = IndexedText(file_hash, language, kind, data)
+            self.texts[path] = f
         return f
 
     def holding(self, needle: bytes, *, case: bool, bounded: bool) -> Iterator[tuple[str, IndexedText]]:

@@ -22,6 +22,9 @@ import bisect
 import threading
 from array import array
 from collections import OrderedDict
+from collections.abc import Callable
+from itertools import accumulate
+from typing import TypeVar
 
 from ..errors import ProbeError
 from ..intel.store import GraphStore
@@ -35,6 +38,7 @@ from ..workspace import Workspace
 MAX_RUN_WORDS = 5000
 TEXT_CACHE_BYTES = 32 << 20  # read texts kept for the next query (a bounded share of the repository)
 
+T = TypeVar("T")
 FileMeta = tuple[str, str, "str | None", "str | None"]  # (path, file_hash, language, chunk_kind)
 
 
@@ -56,13 +60,15 @@ class Vocabulary:
             self.__init__()
             self.epoch = epoch
         rows = store.terms_after(self.last_id)
-        for term_id, word in rows:
-            self._starts.append(len(self._blob))
-            self._ids.append(term_id)
-            self._blob += word + b"\n"
-        if rows:
-            self._folded += bytes(self._blob[len(self._folded):]).lower()
-            self.last_id = rows[-1][0]
+        if not rows:
+            return
+        ids, words = zip(*rows)
+        self._ids.extend(ids)
+        self._starts.extend(accumulate((len(w) + 1 for w in words[:-1]), initial=len(self._blob)))
+        added = b"\n".join(words) + b"\n"
+        self._blob += added
+        self._folded += added.lower()
+        self.last_id = ids[-1]
 
     def words(self, run: bytes, *, case: bool, starts: bool, ends: bool, limit: int | None) -> list[int] | None:
         """Ids of the words that contain ``run`` (``starts``: begin with it, ``ends``: end with it);
@@ -87,7 +93,7 @@ class TermIndex:
 
     def __init__(self) -> None:
         self.vocabulary = Vocabulary()
-        self._texts: OrderedDict[tuple[str, str], bytes] = OrderedDict()
+        self._texts: OrderedDict[tuple[str, str], tuple[object, int]] = OrderedDict()
         self._bytes = 0
         self._unposted: tuple[tuple, list[FileMeta]] | None = None
         self.total = 0  # indexed files (the exact-match lists weigh a match by its rarity among them)
@@ -124,16 +130,17 @@ class TermIndex:
     def unposted(self) -> list[FileMeta]:
         return list(self._unposted[1]) if self._unposted else []
 
-    def text(self, ws: Workspace, path: str, file_hash: str) -> bytes | None:
-        """The indexed version of ``path`` as UTF-8 bytes; None when the file on disk is another
-        version now (edited, not indexed yet) or cannot be read."""
+    def text(self, ws: Workspace, path: str, file_hash: str, wrap: Callable[[bytes], T]) -> T | None:
+        """``wrap`` of the indexed version of ``path`` as UTF-8 bytes, kept for later queries (the
+        wrapper keeps what matching builds: folded text, line offsets); None when the file on disk
+        is another version now (edited, not indexed yet) or cannot be read."""
         from ..indexing.indexer import indexed_text
 
         key = (path, file_hash)
-        data = self._texts.get(key)
-        if data is not None:
+        held = self._texts.get(key)
+        if held is not None:
             self._texts.move_to_end(key)
-            return data
+            return held[0]
         try:
             text = indexed_text(ws, path)
         except (OSError, ProbeError):  # gone since it was indexed: nothing to match
@@ -141,12 +148,13 @@ class TermIndex:
         if short_hash(text) != file_hash:  # edited since: its lines are not the chunks'
             return None
         data = text.encode("utf-8", "surrogatepass")
-        self._texts[key] = data
-        self._bytes += len(data)
+        cost = 2 * len(data) + 64  # the text, its folded copy once built, line offsets
+        self._texts[key] = (wrap(data), cost)
+        self._bytes += cost
         while self._bytes > TEXT_CACHE_BYTES and len(self._texts) > 1:
-            _, old = self._texts.popitem(last=False)
-            self._bytes -= len(old)
-        return data
+            _, (_, old) = self._texts.popitem(last=False)
+            self._bytes -= old
+        return self._texts[key][0]
 
 
 _indexes: PerWorkspace[TermIndex] = PerWorkspace(lambda _ws: TermIndex())
