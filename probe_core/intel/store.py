@@ -254,14 +254,16 @@ class GraphStore:
             args += (language,)
         return [_symbol(r) for r in self._rows(sql, args)]
 
-    def refs_named(self, name: str, kinds: Iterable[str] | None = None) -> list[Ref]:
+    def refs_named(self, name: str, kinds: Iterable[str] | None = None, *, limit: int | None = None) -> list[Ref]:
+        """Uses of ``name`` by path and line (the first ``limit`` of them)."""
         sql = _REF_SELECT + " WHERE r.name = (SELECT id FROM graph_names WHERE name=?)"
         args: tuple = (name,)
         if kinds:
             kinds = [_REF_KINDS.index(k) for k in kinds]
             sql += f" AND r.kind IN ({','.join('?' * len(kinds))})"
             args += tuple(kinds)
-        return [_ref(r) for r in self._rows(sql + " ORDER BY f.path, r.line", args)]
+        sql += " ORDER BY f.path, r.line" + (" LIMIT ?" if limit is not None else "")
+        return [_ref(r) for r in self._rows(sql, args + ((limit,) if limit is not None else ()))]
 
     def refs_in(self, path: str, start: int, end: int, kinds: Iterable[str] = ("call",)) -> list[Ref]:
         kinds = [_REF_KINDS.index(k) for k in kinds]
