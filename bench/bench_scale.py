@@ -1,7 +1,8 @@
 """Monorepo scale: build test trees reproducibly, then measure what grows with the repository.
 
-  python bench/bench_scale.py build --tier medium      # Django 4.2.7 sdist (~650k lines)
-  python bench/bench_scale.py build --tier monorepo    # + sympy 1.12 sdist + Go 1.19's std library (~2M)
+  python bench/bench_scale.py build --tier small       # Werkzeug 3.0.1 sdist (~40k lines)
+  python bench/bench_scale.py build --tier medium      # Django 4.2.7 sdist (1.0M lines with docs and locales)
+  python bench/bench_scale.py build --tier monorepo    # + sympy 1.12 sdist + Go 1.19's std library
   python bench/bench_scale.py measure --tree /tmp/probe-scale/medium [--code DIR] [--json out.json]
 
 Sources are what a build machine reaches with the ordinary clients: PyPI sdists (``pip download``),
@@ -33,7 +34,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-PYPI = {"medium": [("Django", "4.2.7")], "monorepo": [("Django", "4.2.7"), ("sympy", "1.12")]}
+PYPI = {"small": [("Werkzeug", "3.0.1")], "medium": [("Django", "4.2.7")], "monorepo": [("Django", "4.2.7"), ("sympy", "1.12")]}
 DEBIAN_GO = "golang-1.19-src"  # /usr/share/go-1.19/src: the Go standard library and toolchain
 GO_SKIP = ("cmd/", "testdata/")  # the toolchain (960k lines) and test inputs: the library is enough
 
