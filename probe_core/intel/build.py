@@ -35,9 +35,10 @@ def update_file(ws: Workspace, path: str, text: str, file_hash: str) -> None:
 
 
 def file_changed(ws: Workspace, path: str, text: str, file_hash: str) -> None:
-    """Indexer hook: never raises (the next query's `ensure_graph` retries the file)."""
+    """Indexer hook: never raises (the next query's `ensure_graph` retries the file). The rows are
+    queued and written with the next files' (``GraphStore.queue``)."""
     try:
-        update_file(ws, path, text, file_hash)
+        graph_store(ws).queue(extract_file(path, text), file_hash, words_of(text))
     except Exception:  # noqa: BLE001 - a graph failure must not break indexing
         log.warning("symbol graph update failed for %s", path, exc_info=True)
 

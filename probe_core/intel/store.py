@@ -6,6 +6,7 @@ are replaced per file (delete the path's rows, insert the new ones) in one trans
 """
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
 import uuid
@@ -15,6 +16,8 @@ from pathlib import Path
 
 from .file_index import FileIndex
 from .model import Edge, FileGraph, Import, Ref, Symbol
+
+log = logging.getLogger("probe.intel")
 
 GRAPH_VERSION = "5"  # bump when extraction or the layout changes: stored graphs are then rebuilt
 
@@ -70,6 +73,7 @@ _REF_SELECT = ("SELECT f.path, r.line, n.name, q.name, r.kind, e.name, r.enclosi
                " JOIN graph_files f ON f.id = r.file JOIN graph_names n ON n.id = r.name"
                " LEFT JOIN graph_names q ON q.id = r.qualifier LEFT JOIN graph_names e ON e.id = r.enclosing")
 _BATCH_IDS = 500  # host parameters per IN (...)
+QUEUE_FILES = 200  # files the indexer's per-file updates are written in one transaction with
 
 
 def _ref(row) -> Ref:
@@ -94,6 +98,7 @@ class GraphStore:
         self._lock = threading.RLock()
         self.changes = 0  # counts this connection's writes (the process owning the workspace is the only writer)
         self._index: tuple[tuple[int, int], FileIndex] | None = None
+        self._queued: list[tuple[FileGraph, str, set[bytes] | None]] = []
         with self._lock:
             self._db.execute("CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             version = self._db.execute("SELECT value FROM graph_meta WHERE key='version'").fetchone()
@@ -109,22 +114,57 @@ class GraphStore:
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            try:
+                self.flush()
+            finally:
+                self._db.close()
 
     # -- writing -----------------------------------------------------------------------------
+    def queue(self, graph: FileGraph, file_hash: str, words: set[bytes] | None) -> None:
+        """``replace_files`` of one file, written with up to ``QUEUE_FILES - 1`` others in one
+        transaction: a commit per file rewrote every page the file's word postings touched (the
+        symbol graph doubled a full index's CPU time). Every read, and every other write, writes
+        the queue first, so nothing reads around it; a crash loses it, and ``ensure_graph`` (which
+        compares the graph with the manifest) graphs those files again."""
+        with self._lock:
+            self._queued.append((graph, file_hash, words))
+            if len(self._queued) >= QUEUE_FILES:
+                self.flush()
+
+    def flush(self) -> None:
+        """Write the queued files (dropped, not retried, when that fails: ``ensure_graph`` repairs)."""
+        with self._lock:
+            queued, self._queued = self._queued, []
+            if queued:
+                try:
+                    self._replace(queued)
+                except Exception:  # noqa: BLE001 - a graph write must not fail a read or the indexer
+                    log.warning("writing %d queued symbol graph files failed", len(queued), exc_info=True)
+
     def replace_files(self, graphs: Iterable[tuple[FileGraph, str, set[bytes] | None]]) -> None:
         """Store each (graph, file_hash, words of its text), replacing everything previously known
         about its path (``words`` None: the file gets no postings, and search scans its text)."""
-        graphs = list(graphs)
+        with self._lock:
+            self.flush()
+            self._replace(list(graphs))
+
+    def _replace(self, graphs: list[tuple[FileGraph, str, set[bytes] | None]]) -> None:
+        graphs = list({g.path: (g, h, w) for g, h, w in graphs}.values())  # a path queued twice: the last
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 names = self._ids("graph_names", "name", {
                     x for g, _, _ in graphs for r in g.refs for x in (r.name, r.qualifier, r.enclosing) if x is not None})
                 terms = self._ids("graph_terms", "term", {t for _, _, words in graphs for t in words or ()})
+                postings: list[tuple[int, int]] = []
                 for graph, file_hash, words in graphs:
                     self._delete(graph.path)
-                    self._insert(graph, file_hash, names, None if words is None else [terms[t] for t in words])
+                    ids = None if words is None else sorted(terms[t] for t in words)
+                    file_id = self._insert(graph, file_hash, names, ids)
+                    postings.extend((t, file_id) for t in ids or ())
+                # in key order: the inserts walk the B-tree once instead of jumping about it
+                postings.sort()
+                self._db.executemany("INSERT INTO graph_postings(term, file) VALUES(?,?)", postings)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -133,6 +173,7 @@ class GraphStore:
 
     def remove_files(self, paths: Iterable[str]) -> None:
         with self._lock:
+            self.flush()
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 for path in paths:
@@ -147,7 +188,7 @@ class GraphStore:
         """value → id in a string table (``graph_names``, ``graph_terms``), adding the new ones."""
         if not values:
             return {}
-        db, values = self._db, list(values)
+        db, values = self._db, sorted(values)
         db.executemany(f"INSERT OR IGNORE INTO {table}({column}) VALUES(?)", [(v,) for v in values])
         out = {}
         for start in range(0, len(values), _BATCH_IDS):
@@ -168,13 +209,12 @@ class GraphStore:
         for table in _PATH_TABLES:
             self._db.execute(f"DELETE FROM {table} WHERE path=?", (path,))
 
-    def _insert(self, g: FileGraph, file_hash: str, names: dict[str, int], terms: list[int] | None) -> None:
+    def _insert(self, g: FileGraph, file_hash: str, names: dict[str, int], terms: list[int] | None) -> int:
+        """The file's rows but its postings (the caller writes a batch's postings at once); its id."""
         db = self._db
-        blob = None if terms is None else array("I", sorted(terms)).tobytes()
+        blob = None if terms is None else array("I", terms).tobytes()
         file_id = db.execute("INSERT INTO graph_files(path, file_hash, language, lines, terms) VALUES(?,?,?,?,?)",
                              (g.path, file_hash, g.language, g.lines, blob)).lastrowid
-        if terms:
-            db.executemany("INSERT INTO graph_postings(term, file) VALUES(?,?)", [(t, file_id) for t in terms])
         db.executemany(
             "INSERT INTO graph_symbols(path, name, qualname, kind, line, end_line, signature, doc, parent,"
             " language) VALUES(?,?,?,?,?,?,?,?,?,?)",
@@ -190,10 +230,13 @@ class GraphStore:
             [(e.path, e.line, e.child, e.parent, e.kind, e.parent_qualifier) for e in g.edges])
         db.executemany("INSERT INTO graph_imports(path, line, module, name, alias) VALUES(?,?,?,?,?)",
                        [(i.path, i.line, i.module, i.name, i.alias) for i in g.imports])
+        return file_id
 
     # -- reading -----------------------------------------------------------------------------
     def _rows(self, sql: str, args: tuple = ()) -> list[tuple]:
         with self._lock:
+            if self._queued:
+                self.flush()
             return self._db.execute(sql, args).fetchall()
 
     def file_hashes(self) -> dict[str, str]:
@@ -214,6 +257,7 @@ class GraphStore:
     def file_index(self) -> FileIndex:
         """The graphed files by path, directory and path tail, rebuilt only after a write."""
         with self._lock:
+            self.flush()
             # data_version moves when another connection (another process) commits to the file
             key = (self.changes, self._db.execute("PRAGMA data_version").fetchone()[0])
             if self._index is None or self._index[0] != key:

@@ -141,3 +141,27 @@ def test_uses_are_stored_as_integers_and_an_older_layout_is_rebuilt(project):
     assert store.counts()["refs"] == 0 and store.files() == []  # dropped and made anew
     store.close()
     assert find_callers(ws, "factorial").items  # the next query graphs the files again
+
+
+def test_queued_updates_are_read_and_a_lost_queue_is_repaired(project):
+    """The indexer's per-file updates are written 200 files at a time (a commit per file rewrote
+    every page the word postings touched); a read writes the queue first, and a queue lost to a
+    crash is graphed again from the manifest."""
+    from probe_core.intel.build import ensure_graph, file_changed
+
+    ws = project("pyproj")
+    store = graph_store(ws)
+    file_changed(ws, "queued_only.py", "def queued_fn():\n    pass\n", "h1")
+    assert store._queued  # not written yet...
+    assert [s.name for s in store.symbols_named("queued_fn")] == ["queued_fn"]  # ...but read
+    assert not store._queued
+
+    extra = ws.root / "extra.py"
+    extra.write_text("def lost_fn():\n    return 1\n")
+    index_workspace(ws, dense=False)
+    store._queued.clear()  # as if the process died before writing it
+    with store._lock:
+        store._db.execute("DELETE FROM graph_files WHERE path='extra.py'")
+        store._db.execute("DELETE FROM graph_symbols WHERE path='extra.py'")
+    assert ensure_graph(ws)["updated"] >= 1
+    assert [s.path for s in store.symbols_named("lost_fn")] == ["extra.py"]
