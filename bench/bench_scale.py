@@ -4,6 +4,7 @@
   python bench/bench_scale.py build --tier medium      # Django 4.2.7 sdist (1.0M lines with docs and locales)
   python bench/bench_scale.py build --tier monorepo    # + sympy 1.12 sdist + Go 1.19's std library
   python bench/bench_scale.py measure --tree /tmp/probe-scale/medium [--code DIR] [--json out.json]
+  python bench/bench_scale.py table before.json after.json   # the markdown rows of docs/benchmarks.md
 
 Sources are what a build machine reaches with the ordinary clients: PyPI sdists (``pip download``),
 npm tarballs (``npm pack``) and Debian packages (``apt-get download golang-1.19-src``, which holds
@@ -159,6 +160,40 @@ def measure(tree: Path, work: Path) -> dict:
     }
 
 
+def table(before: dict, after: dict) -> str:
+    """A markdown before/after table of two ``measure`` results (same tree)."""
+    def intel(d: dict, key: str) -> str:
+        found = [v for k, v in d["intel"].items() if k.startswith(key) and isinstance(v["items"], int)]
+        if not found:
+            return "—"
+        return " / ".join(f"{v['ms']:.0f} ({v['cpu_ms']:.0f})" if "cpu_ms" in v else f"{v['ms']:.0f}" for v in found)
+
+    def tables(d: dict, names: tuple[str, ...]) -> float:
+        return round(sum(v for k, v in d["manifest_tables_mb"].items() if k.startswith(names)), 1)
+
+    rows = [
+        ("lexical-ready, wall (CPU) s", lambda d: f"{d['lexical_ready_s']} ({d.get('lexical_ready_cpu_s', '—')})"),
+        ("search took_ms p50 / p95", lambda d: f"{d['search_took_p50_ms']} / {d['search_took_p95_ms']}"),
+        ("search CPU ms p50 / p95", lambda d: f"{d.get('search_cpu_p50_ms', '—')} / {d.get('search_cpu_p95_ms', '—')}"),
+        ("callers, ms wall (CPU)", lambda d: intel(d, "callers")),
+        ("refs, ms wall (CPU)", lambda d: intel(d, "refs")),
+        ("callees, ms wall (CPU)", lambda d: intel(d, "callees")),
+        ("peak RSS MB", lambda d: f"{d['rss_peak_mb']:.0f}"),
+        (".probe/ MB apparent (allocated)", lambda d: f"{d['probe_dir_mb']} ({d.get('probe_dir_allocated_mb', '—')})"),
+        ("store MB allocated", lambda d: f"{d.get('store_allocated_mb', '—')}"),
+        ("manifest.sqlite MB", lambda d: f"{d['probe_files_mb'].get('manifest.sqlite', 0)}"),
+        ("graph uses (graph_refs + indexes + names) MB", lambda d: f"{tables(d, ('graph_refs', 'graph_names', 'sqlite_autoindex_graph_names'))}"),
+        ("word postings (postings, terms, graph_files) MB", lambda d: f"{tables(d, ('graph_postings', 'graph_terms', 'sqlite_autoindex_graph_terms', 'graph_files'))}"),
+        ("pending_dense (+ indexes) MB", lambda d: f"{tables(d, ('pending', 'sqlite_autoindex_pending'))}"),
+        ("chunks (+ indexes) MB", lambda d: f"{tables(d, ('chunks', 'sqlite_autoindex_chunks'))}"),
+        ("load average at the end", lambda d: f"{d.get('load_average', 0):.1f}"),
+    ]
+    out = [f"| {before['lines']:,} lines, {before['files']:,} files, {before['indexed_source_mb']} MB indexed | main | this branch |",
+           "| --- | --- | --- |"]
+    out += [f"| {name} | {fmt(before)} | {fmt(after)} |" for name, fmt in rows]
+    return "\n".join(out)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -170,7 +205,13 @@ def main() -> int:
     m.add_argument("--work", type=Path, default=Path("/tmp/probe-scale-work"))
     m.add_argument("--code", type=Path, help="a checkout whose probe_core to measure (default: this one)")
     m.add_argument("--json", type=Path)
+    t = sub.add_parser("table")
+    t.add_argument("before", type=Path)
+    t.add_argument("after", type=Path)
     args = ap.parse_args()
+    if args.cmd == "table":
+        print(table(json.loads(args.before.read_text()), json.loads(args.after.read_text())))
+        return 0
     if args.cmd == "build":
         build(args.tier, args.dest or Path("/tmp/probe-scale") / args.tier)
         return 0
