@@ -36,6 +36,7 @@ from ..workspace import Workspace
 # A run that fits more words than this narrows nothing worth a query of the postings: it is left
 # out of the intersection (the other runs, or the scan, decide).
 MAX_RUN_WORDS = 5000
+MAX_PARAMETERS = 30000  # SQLite 3.32+ allows 32766 host parameters a statement
 TEXT_CACHE_BYTES = 32 << 20  # read texts kept for the next query (a bounded share of the repository)
 
 T = TypeVar("T")
@@ -118,14 +119,24 @@ class TermIndex:
                 if not found:  # no posted file holds this run
                     return self.unposted()
                 groups.append(found)
+        # the most selective runs, within SQLite's bound on host parameters (fewer runs: a superset)
+        kept, used = [], 0
+        for group in sorted(groups, key=len):
+            if used + len(group) > MAX_PARAMETERS:
+                break
+            kept.append(group)
+            used += len(group)
         # no selective run (none at all, or each fits thousands of words): every file is a candidate
-        return sorted(store.posted_files(groups) + self.unposted())
+        return sorted(store.posted_files(kept) + self.unposted())
 
     def holders(self, store: GraphStore, name: bytes) -> list[FileMeta]:
         """Exactly the posted files whose text holds ``name`` (made of word bytes only) anywhere, case
         kept: every occurrence lies inside one word. Unposted files are the caller's to test."""
         found = self.vocabulary.words(name, case=True, starts=False, ends=False, limit=None) or []
-        return store.posted_files([found]) if found else []
+        files: dict[str, FileMeta] = {}
+        for start in range(0, len(found), MAX_RUN_WORDS):  # SQLite's host parameters are bounded
+            files.update((meta[0], meta) for meta in store.posted_files([found[start:start + MAX_RUN_WORDS]]))
+        return sorted(files.values())
 
     def unposted(self) -> list[FileMeta]:
         return list(self._unposted[1]) if self._unposted else []
