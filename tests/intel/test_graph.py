@@ -165,3 +165,18 @@ def test_queued_updates_are_read_and_a_lost_queue_is_repaired(project):
         store._db.execute("DELETE FROM graph_symbols WHERE path='extra.py'")
     assert ensure_graph(ws)["updated"] >= 1
     assert [s.path for s in store.symbols_named("lost_fn")] == ["extra.py"]
+
+
+def test_an_answer_reads_the_source_lines_of_the_items_it_keeps_only(project):
+    """callers of a name with thousands of uses read every file holding one for its context line
+    (`callers Errorf` on Go's library: 2.9 s); only the kept items' lines are read now."""
+    from probe_core.intel.queries import QueryContext, caller_items, finish, reference_items
+
+    ws = project("pyproj")
+    ctx = QueryContext(ws)
+    targets = ctx.targets("factorial", None, None)
+    items = caller_items(ctx, targets, 1) + reference_items(ctx, targets)
+    assert len({i.path for i in items}) > 1 and not ctx._lines  # resolved without reading a file
+    kept = finish(targets, items, 1, 4000, context=ctx.line_text).items
+    assert len(kept) == 1 and "factorial" in kept[0].context
+    assert set(ctx._lines) == {kept[0].path}
