@@ -83,14 +83,25 @@ def generated_file(functions: int, dest: Path) -> Path:
     return dest
 
 
+def _scan_reference():
+    """The in-memory scan search used before the word postings, kept frozen beside its equivalence test."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "literals_scan_reference", ROOT / "tests" / "retrieval" / "literals_scan_reference.py")
+    module = sys.modules.get(spec.name)
+    if module is None:
+        module = sys.modules[spec.name] = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return module
+
+
 def cache_memory(ws) -> tuple[float, float]:
     """(MB the text cache holds once every file has been scanned, MB of the source it holds)."""
     import tracemalloc
 
-    from probe_core.retrieval.literals import FileTexts
-
     tracemalloc.start()
-    files = FileTexts().current(ws)
+    files = _scan_reference().FileTexts().current(ws)
     for f in files.values():  # what a case-blind scan and a match in every file build
         f.holds(b"x", case=False)
         f.line_of(0)
@@ -120,7 +131,9 @@ def end_to_end(ws, queries: list[str]) -> list[tuple[float, str]]:
 
 def compare_methods(ws, corpus: str, needles: list[tuple[str, bool]]) -> None:
     """One row of the first table: the in-memory scan, ripgrep and FTS5 on the same needles."""
-    from probe_core.retrieval.literals import _identifier_pattern, _literal_pattern, _occurrences, _utf8, file_texts
+    ref = _scan_reference()  # search's former in-memory scan (it now reads the word postings first)
+    _identifier_pattern, _literal_pattern, _occurrences = ref._identifier_pattern, ref._literal_pattern, ref._occurrences
+    _utf8, file_texts = ref._utf8, ref.file_texts
 
     t0 = time.perf_counter()
     files = file_texts(ws).current(ws)  # cold: reads every indexed file

@@ -14,6 +14,7 @@ from probe_core.scan import read_text
 from probe_core.workspace import Workspace
 
 from .extract import extract_file
+from .words import words_of
 from .store import GraphStore
 
 log = logging.getLogger("probe.intel")
@@ -30,13 +31,14 @@ def graph_store(ws: Workspace) -> GraphStore:
 
 def update_file(ws: Workspace, path: str, text: str, file_hash: str) -> None:
     """Replace the graph rows of one file with those of `text`."""
-    graph_store(ws).replace_files([(extract_file(path, text), file_hash)])
+    graph_store(ws).replace_files([(extract_file(path, text), file_hash, words_of(text))])
 
 
 def file_changed(ws: Workspace, path: str, text: str, file_hash: str) -> None:
-    """Indexer hook: never raises (the next query's `ensure_graph` retries the file)."""
+    """Indexer hook: never raises (the next query's `ensure_graph` retries the file). The rows are
+    queued and written with the next files' (``GraphStore.queue``)."""
     try:
-        update_file(ws, path, text, file_hash)
+        graph_store(ws).queue(extract_file(path, text), file_hash, words_of(text))
     except Exception:  # noqa: BLE001 - a graph failure must not break indexing
         log.warning("symbol graph update failed for %s", path, exc_info=True)
 
@@ -66,7 +68,7 @@ def _graph(ws: Workspace, paths: list[str], wanted: dict[str, str]) -> int:
                 log.info("symbol graph skips %s: %s", path, exc)
                 continue
             try:
-                batch.append((extract_file(path, text), wanted[path]))
+                batch.append((extract_file(path, text), wanted[path], words_of(text)))
             except Exception:  # noqa: BLE001 - a parser bug in one file must not stop the rest
                 log.warning("symbol graph extraction failed for %s", path, exc_info=True)
         store.replace_files(batch)
@@ -90,11 +92,9 @@ def ensure_graph(ws: Workspace) -> dict[str, int]:
     """Bring the graph up to the manifest: graph new or changed files, drop removed ones. A change
     bumps the workspace's ``state_version``: search's graph evidence reads the graph, and its cached
     answers are keyed on the index state."""
-    wanted = _indexed_files(ws)
     store = graph_store(ws)
-    have = store.file_hashes()
-    stale = sorted(p for p, h in wanted.items() if have.get(p) != h)
-    gone = [p for p in have if p not in wanted]
+    wanted, gone = store.out_of_step()  # a join in SQL: no per-file work in Python when in step
+    stale = sorted(wanted)
     updated = 0
     try:
         if gone:

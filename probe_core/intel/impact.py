@@ -64,7 +64,7 @@ def impact_analysis(ws: Workspace, symbol: str | None = None, file: str | None =
                "risk": risk_level(len(files), len(functions))}
     order = {"caller": 0, "implementation": 1, "type_reference": 2, "test": 3}
     everything.sort(key=lambda i: (order[i.category or "caller"], i.path, i.line))
-    result = finish(targets, everything, max_results, max_tokens, extra={"summary": summary})
+    result = finish(targets, everything, max_results, max_tokens, extra={"summary": summary}, context=ctx.line_text)
     # finish() ranks by confidence; keep the report grouped by category instead
     result.items.sort(key=lambda i: (order[i.category or "caller"], -i.confidence, i.path, i.line))
     return result

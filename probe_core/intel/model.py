@@ -99,7 +99,7 @@ class Item:
     line: int
     symbol: str | None
     kind: str
-    context: str = ""
+    context: str | None = ""  # None until ``queries.finish`` reads it (only for the items it keeps)
     confidence: float = 1.0
     depth: int | None = None
     category: str | None = None  # impact_analysis: caller | type_reference | implementation | test

@@ -82,12 +82,18 @@ def _matches(res: Resolver, ref: Ref, wanted: set[tuple[str, int]]) -> float:
 
 
 def finish(targets: list[Symbol], items: list[Item], max_results: int, max_tokens: int | None,
-           *, min_confidence: float = 0.0, extra: dict | None = None) -> IntelResult:
-    """Rank, cut to `max_results` and a token budget (about 4 characters a token)."""
+           *, min_confidence: float = 0.0, extra: dict | None = None,
+           context: Callable[[str, int], str] | None = None) -> IntelResult:
+    """Rank, cut to `max_results` and a token budget (about 4 characters a token). Items made
+    without their source line (`context` None: a use among thousands) get it from `context` here,
+    once they are among the kept, so a common name does not read every file that uses it."""
     items = [i for i in items if i.confidence >= min_confidence]
     items.sort(key=lambda i: (i.depth or 1, -i.confidence, i.path, i.line))
     truncated = len(items) > max_results
     items = items[:max_results]
+    for item in items:
+        if item.context is None:
+            item.context = context(item.path, item.line) if context is not None else ""
     if max_tokens:
         budget, used, kept = max_tokens * 4, 200, []
         for item in items:
@@ -114,7 +120,8 @@ def answer(ctx: QueryContext, targets: list[Symbol], question: str, graph: Calla
     from .lsp import ask
 
     lsp = ask(ctx, targets, question, use=lsp, **kwargs)
-    res = finish(targets, graph() if lsp.items is None else _dedupe(lsp.items), max_results, max_tokens)
+    res = finish(targets, graph() if lsp.items is None else _dedupe(lsp.items), max_results, max_tokens,
+                 context=ctx.line_text)
     res.source = SOURCE_LSP if lsp.items is not None else res.source
     res.message = lsp.message
     return res
@@ -144,8 +151,10 @@ def caller_items(ctx: QueryContext, targets: list[Symbol], depth: int) -> list[I
                 conf = _matches(ctx.res, ref, wanted)
                 if conf <= 0:
                     continue
-                items.append(Item(ref.path, ref.line, ref.enclosing, "call", ctx.line_text(ref.path, ref.line),
+                items.append(Item(ref.path, ref.line, ref.enclosing, "call", None,  # context: see finish
                                   conf * share, depth=d if depth > 1 else None))
+                if d == depth:  # the last level: its callers are not followed
+                    continue
                 caller = ctx.symbol_at(ref.path, ref.enclosing_line)
                 if caller is not None and _key(caller) not in seen_defs:
                     seen_defs.add(_key(caller))
@@ -166,7 +175,7 @@ def find_callers(ws: Workspace, symbol: str | None = None, file: str | None = No
     if gap:
         return no_answer(targets, gap)
     if depth > 1:  # the language server answers one level
-        return finish(targets, caller_items(ctx, targets, depth), max_results, max_tokens)
+        return finish(targets, caller_items(ctx, targets, depth), max_results, max_tokens, context=ctx.line_text)
     return answer(ctx, targets, "callers", lambda: caller_items(ctx, targets, 1), max_results, max_tokens, lsp=lsp)
 
 
@@ -215,8 +224,7 @@ def reference_items(ctx: QueryContext, targets: list[Symbol], include_declaratio
         for ref in ctx.store.refs_named(name):
             conf = _matches(ctx.res, ref, wanted)
             if conf > 0:
-                items.append(Item(ref.path, ref.line, ref.enclosing, ref.kind, ctx.line_text(ref.path, ref.line),
-                                  conf * share))
+                items.append(Item(ref.path, ref.line, ref.enclosing, ref.kind, None, conf * share))  # context: finish
     if include_declaration:
         items += [Item(t.path, t.line, t.qualname, "declaration", t.signature, 1.0) for t in targets]
     return _dedupe(items)

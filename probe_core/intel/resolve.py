@@ -39,12 +39,11 @@ class Resolver:
         self.store = store
         self._defs: dict[str, list[Symbol]] = {}
         self._imports: dict[str, list[Import]] = {}
-        files = store.files()
-        self.languages: dict[str, str | None] = {p: lang for p, lang, _ in files}
-        self.lines: dict[str, int] = {p: n for p, _, n in files}
-        self._dirs: dict[str, list[str]] = {}
-        for p in self.languages:
-            self._dirs.setdefault(posixpath.dirname(p), []).append(p)
+        self.index = store.file_index()  # kept by the store while the graph does not change
+        self.languages: dict[str, str | None] = self.index.languages
+        self.lines: dict[str, int] = self.index.lines
+        self._dirs: dict[str, list[str]] = self.index.dirs
+        self._modules: dict[tuple, set[str]] = {}
         self.go_module = _go_module(root) if root is not None else None
         self.ancestors = lru_cache(maxsize=None)(self._ancestors)
         self.descendants = lru_cache(maxsize=None)(self._descendants)
@@ -100,6 +99,14 @@ class Resolver:
     def module_files(self, module: str, from_path: str) -> set[str]:
         """Files of the repository an import names; empty for something outside it."""
         lang = family(self.languages.get(from_path))
+        # only relative forms depend on the importing file's directory
+        key = (lang, module, posixpath.dirname(from_path) if module.startswith(".") or lang == "js" else None)
+        found = self._modules.get(key)
+        if found is None:
+            found = self._modules[key] = self._module_files(module, from_path, lang)
+        return set(found)
+
+    def _module_files(self, module: str, from_path: str, lang: str) -> set[str]:
         files = self.languages
         if lang == "python":
             dots = len(module) - len(module.lstrip("."))
@@ -112,8 +119,7 @@ class Resolver:
                 return {p for p in (f"{stem}.py", f"{stem}/__init__.py", f"{stem}.pyi") if p in files}
             if not rest:
                 return set()
-            wanted = (f"{rest}.py", f"{rest}/__init__.py")
-            return {p for p in files if p in wanted or p.endswith(tuple("/" + w for w in wanted))}
+            return set(self.index.ending(f"{rest}.py")) | set(self.index.ending(f"{rest}/__init__.py"))
         if lang == "js":
             if not module.startswith("."):
                 return set()
@@ -132,17 +138,18 @@ class Resolver:
             if "." not in first:  # the standard library
                 return set()
             last = module.rstrip("/").rsplit("/", 1)[-1]
-            return {p for d, ps in self._dirs.items() if d == last or d.endswith("/" + last) for p in ps}
+            return {p for d in self.index.dirs_named(last) for p in self._dirs[d]}
         if lang == "rust":
             segs = [s for s in module.split("::") if s and s not in ("crate", "self", "super")]
             if not segs:
-                return {p for p in files if p.endswith(("src/lib.rs", "src/main.rs")) or p in ("lib.rs", "main.rs")}
+                return {p for p in self.index.ending("lib.rs") + self.index.ending("main.rs")
+                        if p.endswith(("src/lib.rs", "src/main.rs")) or p in ("lib.rs", "main.rs")}
             last = segs[-1]
-            return {p for p in files if p.endswith((f"/{last}.rs", f"/{last}/mod.rs")) or p in (f"{last}.rs", f"{last}/mod.rs")}
+            return set(self.index.ending(f"{last}.rs")) | set(self.index.ending(f"{last}/mod.rs"))
         if lang == "java":
             rel = module.replace(".", "/")
             out = {p for p in files if p.endswith(f"{rel}.java")}
-            out |= {p for d, ps in self._dirs.items() if d == rel or d.endswith("/" + rel) for p in ps}
+            out |= {p for d in self.index.dirs_named(rel) for p in self._dirs[d]}
             return out
         return set()
 

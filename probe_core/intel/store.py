@@ -6,19 +6,31 @@ are replaced per file (delete the path's rows, insert the new ones) in one trans
 """
 from __future__ import annotations
 
+import logging
 import sqlite3
 import threading
+import uuid
+from array import array
 from collections.abc import Iterable
 from pathlib import Path
 
+from .file_index import FileIndex
 from .model import Edge, FileGraph, Import, Ref, Symbol
 
-GRAPH_VERSION = "6"  # bump when extraction changes: stored graphs are then rebuilt
+log = logging.getLogger("probe.intel")
 
+GRAPH_VERSION = "7"  # bump when extraction or the layout changes: stored graphs are then rebuilt
+
+# Compact by design (a 1.87M-line monorepo's graph took ~400 MB as strings): uses (`graph_refs`,
+# by far the most rows) hold integers, a file id and ids of `graph_names`; `graph_postings` is the
+# word index the exact-match lists read (``retrieval/term_index.py``): one (term, file) row per
+# distinct word of a file, no rowid, and the file's own term ids in `graph_files.terms` so that
+# replacing a file deletes exactly its rows.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS graph_files (
-    path TEXT PRIMARY KEY, file_hash TEXT NOT NULL, language TEXT, lines INTEGER NOT NULL
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, file_hash TEXT NOT NULL, language TEXT,
+    lines INTEGER NOT NULL, terms BLOB
 );
 CREATE TABLE IF NOT EXISTS graph_symbols (
     id INTEGER PRIMARY KEY, path TEXT NOT NULL, name TEXT NOT NULL, qualname TEXT NOT NULL,
@@ -28,12 +40,13 @@ CREATE TABLE IF NOT EXISTS graph_symbols (
 CREATE INDEX IF NOT EXISTS graph_symbols_name ON graph_symbols(name);
 CREATE INDEX IF NOT EXISTS graph_symbols_path ON graph_symbols(path, line);
 CREATE INDEX IF NOT EXISTS graph_symbols_parent ON graph_symbols(parent);
+CREATE TABLE IF NOT EXISTS graph_names (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS graph_refs (
-    path TEXT NOT NULL, line INTEGER NOT NULL, name TEXT NOT NULL, qualifier TEXT,
-    kind TEXT NOT NULL, enclosing TEXT, enclosing_line INTEGER
+    file INTEGER NOT NULL, line INTEGER NOT NULL, name INTEGER NOT NULL, qualifier INTEGER,
+    kind INTEGER NOT NULL, enclosing INTEGER, enclosing_line INTEGER
 );
 CREATE INDEX IF NOT EXISTS graph_refs_name ON graph_refs(name, kind);
-CREATE INDEX IF NOT EXISTS graph_refs_path ON graph_refs(path, line);
+CREATE INDEX IF NOT EXISTS graph_refs_file ON graph_refs(file, line);
 CREATE TABLE IF NOT EXISTS graph_edges (
     path TEXT NOT NULL, line INTEGER NOT NULL, child TEXT NOT NULL, parent TEXT NOT NULL,
     kind TEXT NOT NULL, parent_qualifier TEXT
@@ -45,9 +58,26 @@ CREATE TABLE IF NOT EXISTS graph_imports (
     path TEXT NOT NULL, line INTEGER NOT NULL, module TEXT NOT NULL, name TEXT, alias TEXT
 );
 CREATE INDEX IF NOT EXISTS graph_imports_path ON graph_imports(path);
+CREATE TABLE IF NOT EXISTS graph_terms (id INTEGER PRIMARY KEY, term BLOB NOT NULL UNIQUE);
+CREATE TABLE IF NOT EXISTS graph_postings (
+    term INTEGER NOT NULL, file INTEGER NOT NULL, PRIMARY KEY (term, file)
+) WITHOUT ROWID;
 """
-_TABLES = ("graph_symbols", "graph_refs", "graph_edges", "graph_imports", "graph_files")
+_PATH_TABLES = ("graph_symbols", "graph_edges", "graph_imports")
+_ALL_TABLES = ("graph_files", "graph_symbols", "graph_names", "graph_refs", "graph_edges", "graph_imports",
+               "graph_terms", "graph_postings")
+_REF_KINDS = ("call", "ref", "import")  # graph_refs.kind is the position in this tuple
 _SYMBOL_COLS = "id, path, name, qualname, kind, line, end_line, signature, doc, parent, language"
+# a use, with its strings joined back (file path, names)
+_REF_SELECT = ("SELECT f.path, r.line, n.name, q.name, r.kind, e.name, r.enclosing_line FROM graph_refs r"
+               " JOIN graph_files f ON f.id = r.file JOIN graph_names n ON n.id = r.name"
+               " LEFT JOIN graph_names q ON q.id = r.qualifier LEFT JOIN graph_names e ON e.id = r.enclosing")
+_BATCH_IDS = 500  # host parameters per IN (...)
+QUEUE_FILES = 200  # files the indexer's per-file updates are written in one transaction with
+
+
+def _ref(row) -> Ref:
+    return Ref(row[0], row[1], row[2], row[3], _REF_KINDS[row[4]], row[5], row[6])
 
 
 def _symbol(row) -> Symbol:
@@ -66,35 +96,84 @@ class GraphStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._lock = threading.RLock()
+        self.changes = 0  # counts this connection's writes (the process owning the workspace is the only writer)
+        self._index: tuple[tuple[int, int], FileIndex] | None = None
+        self._queued: list[tuple[FileGraph, str, set[bytes] | None]] = []
         with self._lock:
-            self._db.executescript(_SCHEMA)
+            self._db.execute("CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             version = self._db.execute("SELECT value FROM graph_meta WHERE key='version'").fetchone()
             if version is None or version[0] != GRAPH_VERSION:  # an older layout: rebuilt lazily
-                for table in _TABLES:
-                    self._db.execute(f"DELETE FROM {table}")
+                for table in _ALL_TABLES:
+                    self._db.execute(f"DROP TABLE IF EXISTS {table}")
                 self._db.execute("INSERT OR REPLACE INTO graph_meta(key, value) VALUES('version', ?)",
                                  (GRAPH_VERSION,))
+                # term ids restart with a new table: the in-memory vocabulary keys on this
+                self._db.execute("INSERT OR REPLACE INTO graph_meta(key, value) VALUES('terms_epoch', ?)",
+                                 (uuid.uuid4().hex,))
+            self._db.executescript(_SCHEMA)
 
     def close(self) -> None:
         with self._lock:
-            self._db.close()
+            try:
+                self.flush()
+            finally:
+                self._db.close()
 
     # -- writing -----------------------------------------------------------------------------
-    def replace_files(self, graphs: Iterable[tuple[FileGraph, str]]) -> None:
-        """Store each (graph, file_hash), replacing everything previously known about its path."""
+    def queue(self, graph: FileGraph, file_hash: str, words: set[bytes] | None) -> None:
+        """``replace_files`` of one file, written with up to ``QUEUE_FILES - 1`` others in one
+        transaction: a commit per file rewrote every page the file's word postings touched (the
+        symbol graph doubled a full index's CPU time). Every read, and every other write, writes
+        the queue first, so nothing reads around it; a crash loses it, and ``ensure_graph`` (which
+        compares the graph with the manifest) graphs those files again."""
+        with self._lock:
+            self._queued.append((graph, file_hash, words))
+            if len(self._queued) >= QUEUE_FILES:
+                self.flush()
+
+    def flush(self) -> None:
+        """Write the queued files (dropped, not retried, when that fails: ``ensure_graph`` repairs)."""
+        with self._lock:
+            queued, self._queued = self._queued, []
+            if queued:
+                try:
+                    self._replace(queued)
+                except Exception:  # noqa: BLE001 - a graph write must not fail a read or the indexer
+                    log.warning("writing %d queued symbol graph files failed", len(queued), exc_info=True)
+
+    def replace_files(self, graphs: Iterable[tuple[FileGraph, str, set[bytes] | None]]) -> None:
+        """Store each (graph, file_hash, words of its text), replacing everything previously known
+        about its path (``words`` None: the file gets no postings, and search scans its text)."""
+        with self._lock:
+            self.flush()
+            self._replace(list(graphs))
+
+    def _replace(self, graphs: list[tuple[FileGraph, str, set[bytes] | None]]) -> None:
+        graphs = list({g.path: (g, h, w) for g, h, w in graphs}.values())  # a path queued twice: the last
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                for graph, file_hash in graphs:
+                names = self._ids("graph_names", "name", {
+                    x for g, _, _ in graphs for r in g.refs for x in (r.name, r.qualifier, r.enclosing) if x is not None})
+                terms = self._ids("graph_terms", "term", {t for _, _, words in graphs for t in words or ()})
+                postings: list[tuple[int, int]] = []
+                for graph, file_hash, words in graphs:
                     self._delete(graph.path)
-                    self._insert(graph, file_hash)
+                    ids = None if words is None else sorted(terms[t] for t in words)
+                    file_id = self._insert(graph, file_hash, names, ids)
+                    postings.extend((t, file_id) for t in ids or ())
+                # in key order: the inserts walk the B-tree once instead of jumping about it
+                postings.sort()
+                self._db.executemany("INSERT INTO graph_postings(term, file) VALUES(?,?)", postings)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+            self.changes += 1
 
     def remove_files(self, paths: Iterable[str]) -> None:
         with self._lock:
+            self.flush()
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 for path in paths:
@@ -103,37 +182,87 @@ class GraphStore:
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+            self.changes += 1
+
+    def _ids(self, table: str, column: str, values: set) -> dict:
+        """value → id in a string table (``graph_names``, ``graph_terms``), adding the new ones."""
+        if not values:
+            return {}
+        db, values = self._db, sorted(values)
+        db.executemany(f"INSERT OR IGNORE INTO {table}({column}) VALUES(?)", [(v,) for v in values])
+        out = {}
+        for start in range(0, len(values), _BATCH_IDS):
+            part = values[start:start + _BATCH_IDS]
+            out.update((v, i) for i, v in db.execute(
+                f"SELECT id, {column} FROM {table} WHERE {column} IN ({','.join('?' * len(part))})", part))
+        return out
 
     def _delete(self, path: str) -> None:
-        for table in _TABLES:
+        row = self._db.execute("SELECT id, terms FROM graph_files WHERE path=?", (path,)).fetchone()
+        if row is not None:
+            file_id, terms = row
+            self._db.execute("DELETE FROM graph_refs WHERE file=?", (file_id,))
+            if terms:
+                self._db.executemany("DELETE FROM graph_postings WHERE term=? AND file=?",
+                                     [(t, file_id) for t in array("I", terms)])
+            self._db.execute("DELETE FROM graph_files WHERE id=?", (file_id,))
+        for table in _PATH_TABLES:
             self._db.execute(f"DELETE FROM {table} WHERE path=?", (path,))
 
-    def _insert(self, g: FileGraph, file_hash: str) -> None:
+    def _insert(self, g: FileGraph, file_hash: str, names: dict[str, int], terms: list[int] | None) -> int:
+        """The file's rows but its postings (the caller writes a batch's postings at once); its id."""
         db = self._db
-        db.execute("INSERT INTO graph_files(path, file_hash, language, lines) VALUES(?,?,?,?)",
-                   (g.path, file_hash, g.language, g.lines))
+        blob = None if terms is None else array("I", terms).tobytes()
+        file_id = db.execute("INSERT INTO graph_files(path, file_hash, language, lines, terms) VALUES(?,?,?,?,?)",
+                             (g.path, file_hash, g.language, g.lines, blob)).lastrowid
         db.executemany(
             "INSERT INTO graph_symbols(path, name, qualname, kind, line, end_line, signature, doc, parent,"
             " language) VALUES(?,?,?,?,?,?,?,?,?,?)",
             [(s.path, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.parent,
               s.language) for s in g.symbols])
         db.executemany(
-            "INSERT INTO graph_refs(path, line, name, qualifier, kind, enclosing, enclosing_line)"
+            "INSERT INTO graph_refs(file, line, name, qualifier, kind, enclosing, enclosing_line)"
             " VALUES(?,?,?,?,?,?,?)",
-            [(r.path, r.line, r.name, r.qualifier, r.kind, r.enclosing, r.enclosing_line) for r in g.refs])
+            [(file_id, r.line, names[r.name], names.get(r.qualifier), _REF_KINDS.index(r.kind),
+              names.get(r.enclosing), r.enclosing_line) for r in g.refs])
         db.executemany(
             "INSERT INTO graph_edges(path, line, child, parent, kind, parent_qualifier) VALUES(?,?,?,?,?,?)",
             [(e.path, e.line, e.child, e.parent, e.kind, e.parent_qualifier) for e in g.edges])
         db.executemany("INSERT INTO graph_imports(path, line, module, name, alias) VALUES(?,?,?,?,?)",
                        [(i.path, i.line, i.module, i.name, i.alias) for i in g.imports])
+        return file_id
 
     # -- reading -----------------------------------------------------------------------------
     def _rows(self, sql: str, args: tuple = ()) -> list[tuple]:
         with self._lock:
+            if self._queued:
+                self.flush()
             return self._db.execute(sql, args).fetchall()
 
     def file_hashes(self) -> dict[str, str]:
         return dict(self._rows("SELECT path, file_hash FROM graph_files"))
+
+    def out_of_step(self) -> tuple[dict[str, str], list[str]]:
+        """What the graph lacks against the manifest (same database file), compared in SQL: path →
+        file_hash of indexed files graphed at another version or not at all, and graphed paths the
+        manifest no longer indexes."""
+        stale = dict(self._rows(
+            "SELECT f.path, f.file_hash FROM files f LEFT JOIN graph_files g ON g.path = f.path"
+            " WHERE f.file_hash != '' AND f.last_error IS NULL AND (g.file_hash IS NULL OR g.file_hash != f.file_hash)"))
+        gone = [r[0] for r in self._rows(
+            "SELECT g.path FROM graph_files g LEFT JOIN files f ON f.path = g.path AND f.file_hash != ''"
+            " AND f.last_error IS NULL WHERE f.path IS NULL")]
+        return stale, gone
+
+    def file_index(self) -> FileIndex:
+        """The graphed files by path, directory and path tail, rebuilt only after a write."""
+        with self._lock:
+            self.flush()
+            # data_version moves when another connection (another process) commits to the file
+            key = (self.changes, self._db.execute("PRAGMA data_version").fetchone()[0])
+            if self._index is None or self._index[0] != key:
+                self._index = (key, FileIndex(self.files()))
+            return self._index[1]
 
     def files(self) -> list[tuple[str, str | None, int]]:
         """(path, language, lines) of every graphed file, by path."""
@@ -169,21 +298,22 @@ class GraphStore:
             args += (language,)
         return [_symbol(r) for r in self._rows(sql, args)]
 
-    def refs_named(self, name: str, kinds: Iterable[str] | None = None) -> list[Ref]:
-        sql = "SELECT path, line, name, qualifier, kind, enclosing, enclosing_line FROM graph_refs WHERE name=?"
+    def refs_named(self, name: str, kinds: Iterable[str] | None = None, *, limit: int | None = None) -> list[Ref]:
+        """Uses of ``name`` by path and line (the first ``limit`` of them)."""
+        sql = _REF_SELECT + " WHERE r.name = (SELECT id FROM graph_names WHERE name=?)"
         args: tuple = (name,)
         if kinds:
-            kinds = list(kinds)
-            sql += f" AND kind IN ({','.join('?' * len(kinds))})"
+            kinds = [_REF_KINDS.index(k) for k in kinds]
+            sql += f" AND r.kind IN ({','.join('?' * len(kinds))})"
             args += tuple(kinds)
-        return [Ref(*r) for r in self._rows(sql + " ORDER BY path, line", args)]
+        sql += " ORDER BY f.path, r.line" + (" LIMIT ?" if limit is not None else "")
+        return [_ref(r) for r in self._rows(sql, args + ((limit,) if limit is not None else ()))]
 
     def refs_in(self, path: str, start: int, end: int, kinds: Iterable[str] = ("call",)) -> list[Ref]:
-        kinds = list(kinds)
-        return [Ref(*r) for r in self._rows(
-            "SELECT path, line, name, qualifier, kind, enclosing, enclosing_line FROM graph_refs"
-            f" WHERE path=? AND line BETWEEN ? AND ? AND kind IN ({','.join('?' * len(kinds))})"
-            " ORDER BY line", (path, start, end, *kinds))]
+        kinds = [_REF_KINDS.index(k) for k in kinds]
+        return [_ref(r) for r in self._rows(
+            _REF_SELECT + " WHERE r.file = (SELECT id FROM graph_files WHERE path=?) AND r.line BETWEEN ? AND ?"
+            f" AND r.kind IN ({','.join('?' * len(kinds))}) ORDER BY r.line", (path, start, end, *kinds))]
 
     def imports_of(self, path: str) -> list[Import]:
         return [Import(*r) for r in self._rows(
@@ -201,8 +331,41 @@ class GraphStore:
         return [Edge(*r) for r in self._rows(
             "SELECT path, line, child, parent, kind, parent_qualifier FROM graph_edges WHERE kind=?", (kind,))]
 
+    # -- word postings (read by retrieval/term_index.py) ---------------------------------------
+    def terms_epoch(self) -> str:
+        """Changes when the term table is made anew (its ids restart)."""
+        rows = self._rows("SELECT value FROM graph_meta WHERE key='terms_epoch'")
+        return rows[0][0] if rows else ""
+
+    def terms_after(self, last_id: int) -> list[tuple[int, bytes]]:
+        """(id, word) of the vocabulary's words added after ``last_id`` (ids only grow)."""
+        return self._rows("SELECT id, term FROM graph_terms WHERE id > ? ORDER BY id", (last_id,))
+
+    def posted_files(self, groups: list[list[int]]) -> list[tuple[str, str, str | None, str | None]]:
+        """(path, file_hash, language, chunk_kind) of the manifest's indexed files whose posted
+        version is the indexed one and that hold a word of every group (no group: every such file).
+        Joins the manifest's ``files`` table, which lives in the same database file."""
+        if groups:
+            hit = " INTERSECT ".join(
+                f"SELECT DISTINCT file FROM graph_postings WHERE term IN ({','.join('?' * len(g))})" for g in groups)
+            sql = f"WITH hit(file) AS ({hit}) SELECT g.path, f.file_hash, f.language, f.chunk_kind FROM hit" \
+                  " JOIN graph_files g ON g.id = hit.file"
+        else:
+            sql = "SELECT g.path, f.file_hash, f.language, f.chunk_kind FROM graph_files g"
+        sql += (" JOIN files f ON f.path = g.path AND f.file_hash = g.file_hash"
+                " WHERE f.last_error IS NULL AND g.terms IS NOT NULL ORDER BY g.path")
+        return self._rows(sql, tuple(t for g in groups for t in g))
+
+    def unposted_files(self) -> list[tuple[str, str, str | None, str | None]]:
+        """The manifest's indexed files whose indexed version has no postings (graphing it failed,
+        or has not happened yet): search scans their text."""
+        return self._rows(
+            "SELECT f.path, f.file_hash, f.language, f.chunk_kind FROM files f LEFT JOIN graph_files g"
+            " ON g.path = f.path AND g.file_hash = f.file_hash"
+            " WHERE f.last_error IS NULL AND (g.id IS NULL OR g.terms IS NULL) ORDER BY f.path")
+
     def counts(self) -> dict[str, int]:
         out = {}
-        for table in _TABLES:
+        for table in ("graph_symbols", "graph_refs", "graph_edges", "graph_imports", "graph_files"):
             out[table.removeprefix("graph_")] = self._rows(f"SELECT COUNT(*) FROM {table}")[0][0]
         return out

@@ -37,7 +37,7 @@ def _neighbour_lines(graph, path: str, start: int, end: int, name: str | None,
         if 0 < len(defs) <= MAX_DEFINITIONS:
             out.update((d.path, d.line) for d in defs)
     if name and defines:
-        callers = graph.refs_named(name, ("call",))
+        callers = graph.refs_named(name, ("call",), limit=MAX_FANOUT + 1)  # a common name: not read whole
         if len(callers) <= MAX_FANOUT:
             out.update((r.path, r.line) for r in callers)
         for edge in graph.edges_to(name)[:MAX_FANOUT]:  # subtypes / implementors

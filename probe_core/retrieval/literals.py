@@ -3,26 +3,22 @@ define or mention an identifier it names.
 
 Neither BM25 nor the embedder ranks a verbatim error message above a paragraph that paraphrases
 it, so both come back here as ranked lists of their own, fused with the dense and BM25 lists. The
-scan runs over the text of the indexed files, kept in memory and refreshed per file when the
-index changes. Measured in ``bench/bench_literals.py`` (against ripgrep and an SQLite trigram
-index, and end to end): a substring scan of werkzeug's 44k lines takes ~5 ms a needle, and
-``exact_lists`` a few ms to ~15 ms a query on the dev corpora.
+files a needle may be in come from the word postings kept with the index (``term_index.py``);
+only those are read (from disk, a bounded cache) and matched, so a query costs what its needles
+match, not what the repository holds (``bench/bench_scale.py``).
 """
 from __future__ import annotations
 
 import bisect
 import math
 import re
-import threading
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
-from ..errors import ProbeError
-from ..per_workspace import PerWorkspace
-from ..records import short_hash
 from ..workspace import Workspace
 from .chunk_locator import ChunkLocator
+from .term_index import TermIndex, term_index
 from .query_intent import QueryIntent, identifiers_in
 
 LIST_LIMIT = 20  # chunks per exact-match list: deeper ranks add almost nothing under RRF
@@ -94,51 +90,6 @@ class IndexedText:
         return self.data[starts[number - 1]:end].decode("utf-8", "replace")
 
 
-class FileTexts:
-    """The text of the indexed version of every file, for the exact-match scan.
-
-    Lines found in the text are mapped to the manifest's chunks, so only the version the manifest
-    indexed may be scanned: a read is kept only when it hashes to the file's ``file_hash``. A file
-    edited and not indexed yet is left out of the scan (and read again when the index changes); the
-    text of an edit that is undone before it is indexed is never kept."""
-
-    def __init__(self) -> None:
-        self._files: dict[str, IndexedText] = {}
-        self._key: tuple | None = None
-        self._lock = threading.Lock()
-
-    def current(self, ws: Workspace) -> dict[str, IndexedText]:
-        """path → text of every indexed file whose indexed version can be read (re-read per file
-        when the index changed)."""
-        from ..indexing.indexer import indexed_text
-
-        key = (ws.manifest.generation, ws.state_version)
-        with self._lock:
-            if key != self._key:
-                files: dict[str, IndexedText] = {}
-                for path, (file_hash, language, kind) in ws.manifest.indexed_files().items():
-                    old = self._files.get(path)
-                    if old is not None and old.file_hash == file_hash:
-                        files[path] = old
-                        continue
-                    try:
-                        text = indexed_text(ws, path)
-                    except (OSError, ProbeError):  # gone since it was indexed: nothing to match
-                        continue
-                    if short_hash(text) == file_hash:  # else edited since: its lines are not the chunks'
-                        files[path] = IndexedText(file_hash, language, kind, _utf8(text))
-                self._files, self._key = files, key
-            return self._files
-
-
-_texts: PerWorkspace[FileTexts] = PerWorkspace(lambda _ws: FileTexts())
-
-
-def file_texts(ws: Workspace) -> FileTexts:
-    """The workspace's text cache (one per open workspace, dropped with it)."""
-    return _texts.get(ws)
-
-
 @dataclass(slots=True)
 class ExactLists:
     """Two ranked lists of point ids: chunks holding a quoted literal, chunks defining or using an
@@ -152,14 +103,53 @@ def _idf(files_total: int, files_with: int) -> float:
     return math.log(1.0 + files_total / max(1, files_with))
 
 
-def _occurrences(files: dict[str, IndexedText], needle: bytes, pattern: re.Pattern[bytes], max_files: int, *,
-                 case: bool) -> dict[str, list[int]] | None:
+class _Files:
+    """The indexed files a search may match (``allowed``), found through the word postings and
+    read (and kept for this query) only when a needle may be in them."""
+
+    def __init__(self, ws: Workspace, store, index: TermIndex,
+                 allowed: Callable[[str, str | None, str | None], bool]) -> None:
+        self.ws, self.store, self.index, self.allowed = ws, store, index, allowed
+        self.texts: dict[str, IndexedText] = {}
+
+    def text(self, path: str, file_hash: str, language: str | None, kind: str | None) -> IndexedText | None:
+        f = self.texts.get(path)
+        if f is None:
+            f = self.index.text(self.ws, path, file_hash, lambda data: IndexedText(file_hash, language, kind, data))
+            if f is None:
+                return None
+            self.texts[path] = f
+        return f
+
+    def holding(self, needle: bytes, *, case: bool, bounded: bool) -> Iterator[tuple[str, IndexedText]]:
+        """(path, text) of the allowed files that may hold ``needle``, by path."""
+        for path, file_hash, language, kind in self.index.candidates(self.store, needle, case=case, bounded=bounded):
+            if self.allowed(path, language, kind) and (f := self.text(path, file_hash, language, kind)) is not None:
+                yield path, f
+
+    def holders(self, name: str) -> int:
+        """How many allowed files hold ``name`` (a word) anywhere, case kept."""
+        needle = _utf8(name)
+        posted = sum(self.allowed(path, language, kind) for path, _, language, kind in self.index.holders(self.store, needle))
+        return posted + sum(f.holds(needle, case=True) for path, h, language, kind in self.index.unposted()
+                            if self.allowed(path, language, kind) and (f := self.text(path, h, language, kind)))
+
+    def indexed(self, path: str) -> IndexedText | None:
+        """The text of one allowed indexed file (a definition's), None when it is not one."""
+        meta = self.ws.manifest.indexed_file(path)
+        if meta is None or not self.allowed(path, meta[1], meta[2]):
+            return None
+        return self.text(path, *meta)
+
+
+def _occurrences(files: Iterable[tuple[str, IndexedText]], needle: bytes, pattern: re.Pattern[bytes], max_files: int,
+                 *, case: bool) -> dict[str, list[int]] | None:
     """path → lines matching ``pattern``; None when more than ``max_files`` files hold it. ``needle``
     is the plain text the pattern needs (a substring test rules most files out cheaply)."""
-    holding = [path for path, f in files.items() if f.holds(needle, case=case)]
     found: dict[str, list[int]] = {}
-    for path in holding:
-        f = files[path]
+    for path, f in files:
+        if not f.holds(needle, case=case):
+            continue
         lines = [f.line_of(m.start()) for m in pattern.finditer(f.data)]
         if lines:
             found[path] = lines
@@ -195,34 +185,45 @@ def exact_lists(ws: Workspace, intent: QueryIntent, allowed: Callable[[str, str 
     out = ExactLists()
     if not intent.literals and not intent.identifiers:
         return out
-    indexed = file_texts(ws).current(ws)
-    total = max(1, len(indexed))
-    files = {p: f for p, f in indexed.items() if allowed(p, f.language, f.chunk_kind)}
-    chunks = ChunkLocator(ws, lambda path: prior(path, files[path].chunk_kind))
+    from ..intel.build import graph_store
+
+    store = graph_store(ws)
+    index = term_index(ws)
+    with index.lock:
+        index.refresh(ws, store)
+        return _lists(ws, _Files(ws, store, index, allowed), intent, prior)
+
+
+def _lists(ws: Workspace, files: _Files, intent: QueryIntent, prior: Callable[[str, str | None], float]) -> ExactLists:
+    out = ExactLists()
+    total = max(1, files.index.total)
+    chunks = ChunkLocator(ws, lambda path: prior(path, files.texts[path].chunk_kind))
 
     scores: dict[str, float] = {}
     spans: dict[str, int] = {}
     owners: dict[str, float] = {}
     for literal in intent.literals:
-        found = _occurrences(files, _utf8(literal), _literal_pattern(literal), MAX_LITERAL_FILES, case=False)
+        needle = _utf8(literal)
+        found = _occurrences(files.holding(needle, case=False, bounded=False), needle, _literal_pattern(literal),
+                             MAX_LITERAL_FILES, case=False)
         if not found:
             continue
         weight = _idf(total, len(found))
         _credit(scores, spans, chunks, found, weight)
         for path, lines in found.items():
-            if files[path].chunk_kind == "code":
-                for name in _owner_names(files[path], lines, literal):
+            if files.texts[path].chunk_kind == "code":
+                for name in _owner_names(files.texts[path], lines, literal):
                     owners[name] = max(owners.get(name, 0.0), OWNER_SHARE * weight)
     for name in _rarest(files, owners, MAX_OWNERS):
-        found = _occurrences(files, _utf8(name), _identifier_pattern(name), MAX_IDENTIFIER_FILES, case=True)
+        found = _identifier_occurrences(files, name)
         if found:
             _credit(scores, spans, chunks, found, owners[name])
     out.literal = _ranked(scores, spans)
 
     scores, spans = {}, {}
     for name in intent.identifiers:
-        found = _occurrences(files, _utf8(name), _identifier_pattern(name), MAX_IDENTIFIER_FILES, case=True)
-        definitions = [row for path, line in _definitions(ws, name) if path in files
+        found = _identifier_occurrences(files, name)
+        definitions = [row for path, line in _definitions(ws, name) if files.indexed(path) is not None
                        and (row := chunks.at(path, line)) is not None]
         if found is None and not definitions:
             continue
@@ -233,6 +234,12 @@ def exact_lists(ws: Workspace, intent: QueryIntent, allowed: Callable[[str, str 
         _credit(scores, spans, chunks, found or {}, weight)
     out.identifier = _ranked(scores, spans)
     return out
+
+
+def _identifier_occurrences(files: _Files, name: str) -> dict[str, list[int]] | None:
+    needle = _utf8(name)
+    return _occurrences(files.holding(needle, case=True, bounded=True), needle, _identifier_pattern(name),
+                        MAX_IDENTIFIER_FILES, case=True)
 
 
 def _credit(scores: dict[str, float], spans: dict[str, int], chunks: ChunkLocator, found: dict[str, list[int]],
@@ -271,13 +278,9 @@ def _owner_names(f: IndexedText, lines: list[int], literal: str) -> set[str]:
     return names
 
 
-def _rarest(files: dict[str, IndexedText], names: dict[str, float], limit: int) -> list[str]:
-    """The ``limit`` names held by the fewest files (a substring test each; ties by name)."""
-    def holders(name: str) -> int:
-        needle = _utf8(name)
-        return sum(f.holds(needle, case=True) for f in files.values())
-
-    return sorted(names, key=lambda name: (holders(name), name))[:limit]
+def _rarest(files: _Files, names: dict[str, float], limit: int) -> list[str]:
+    """The ``limit`` names held by the fewest files (ties by name)."""
+    return sorted(names, key=lambda name: (files.holders(name), name))[:limit]
 
 
 def _ranked(scores: dict[str, float], spans: dict[str, int]) -> list[str]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
+import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -67,7 +68,9 @@ CREATE TABLE IF NOT EXISTS branch_files (
     PRIMARY KEY (branch, path)
 );
 CREATE INDEX IF NOT EXISTS branch_files_version ON branch_files(path, file_hash);
--- chunk text waiting for its dense vector (progressive indexing); removed once embedded.
+-- chunk text waiting for its dense vector (progressive indexing); removed once embedded. The text
+-- is stored zlib-compressed (a BLOB; rows of older versions hold TEXT): a lexical-only index of a
+-- large repository queues about its whole source, so that is 2.5x smaller
 -- fill_order: the queue's key, smallest first (indexing/fill_order.py; -1: not ranked yet)
 CREATE TABLE IF NOT EXISTS pending_dense (
     point_id TEXT PRIMARY KEY,
@@ -237,7 +240,7 @@ class Manifest:
             )
             if not dense_done:
                 db.executemany("INSERT OR REPLACE INTO pending_dense(point_id, path, text, fill_order) VALUES(?,?,?,?)",
-                               [(c.point_id, c.path, t, fill_order) for c, t in zip(chunks, texts)
+                               [(c.point_id, c.path, _pack(t), fill_order) for c, t in zip(chunks, texts)
                                 if c.point_id not in embedded])
 
     def remove_file(self, path: str, *, retain: bool = False) -> None:
@@ -458,8 +461,9 @@ class Manifest:
         """(point_id, path, text) of chunks still waiting for dense vectors, in fill order
         (``indexing/fill_order.py``), then in the order they were queued."""
         with self._lock:
-            return self._db.execute(
+            rows = self._db.execute(
                 "SELECT point_id, path, text FROM pending_dense ORDER BY fill_order, rowid LIMIT ?", (limit,)).fetchall()
+        return [(pid, path, _unpack(text)) for pid, path, text in rows]
 
     def unranked_pending(self) -> list[tuple[str, str | None, int]]:
         """(path, chunk_kind, mtime_ns) of the files with queued chunks that have no fill order yet."""
@@ -504,6 +508,15 @@ def _put_file(db: sqlite3.Connection, row: FileRow, language: str | None, chunk_
         " last_error, ctime_ns, inode, dev) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
         (row.path, row.mtime_ns, row.size, row.file_hash, language, chunk_kind, now, row.last_error,
          row.ctime_ns, row.inode, row.dev))
+
+
+def _pack(text: str) -> bytes:
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 6)
+
+
+def _unpack(stored: str | bytes) -> str:
+    """A queued text: compressed (bytes), or plain from a manifest written before compression."""
+    return zlib.decompress(stored).decode("utf-8", "surrogatepass") if isinstance(stored, bytes) else stored
 
 
 def _leave_live(db: sqlite3.Connection, path: str, retain: bool) -> None:

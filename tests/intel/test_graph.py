@@ -118,3 +118,65 @@ def test_a_lazy_graph_catch_up_ends_cached_searches(project):
     assert search(ws, query).extra.get("cached")
     rebuild_graph(ws)
     assert not search(ws, query).extra.get("cached")
+
+
+def test_uses_are_stored_as_integers_and_an_older_layout_is_rebuilt(project):
+    """graph_refs was four strings a row (path, name, qualifier, enclosing): 212 MB on a 1.87M-line
+    monorepo. Uses now hold ids; a manifest with the older layout is rebuilt, not misread."""
+    import sqlite3
+
+    from probe_core.intel.store import GraphStore
+
+    ws = project("pyproj")
+    assert find_callers(ws, "factorial").items
+    db = sqlite3.connect(ws.probe_dir / "manifest.sqlite")
+    kinds = set(db.execute("SELECT typeof(file), typeof(name), typeof(kind) FROM graph_refs").fetchall())
+    assert kinds == {("integer", "integer", "integer")}
+    # an older layout (version 4: strings per use)
+    db.executescript("DROP TABLE graph_refs; CREATE TABLE graph_refs (path TEXT, line INTEGER, name TEXT,"
+                     " qualifier TEXT, kind TEXT, enclosing TEXT, enclosing_line INTEGER);"
+                     "UPDATE graph_meta SET value='4' WHERE key='version';")
+    db.close()
+    store = GraphStore(ws.probe_dir / "manifest.sqlite")
+    assert store.counts()["refs"] == 0 and store.files() == []  # dropped and made anew
+    store.close()
+    assert find_callers(ws, "factorial").items  # the next query graphs the files again
+
+
+def test_queued_updates_are_read_and_a_lost_queue_is_repaired(project):
+    """The indexer's per-file updates are written 200 files at a time (a commit per file rewrote
+    every page the word postings touched); a read writes the queue first, and a queue lost to a
+    crash is graphed again from the manifest."""
+    from probe_core.intel.build import ensure_graph, file_changed
+
+    ws = project("pyproj")
+    store = graph_store(ws)
+    file_changed(ws, "queued_only.py", "def queued_fn():\n    pass\n", "h1")
+    assert store._queued  # not written yet...
+    assert [s.name for s in store.symbols_named("queued_fn")] == ["queued_fn"]  # ...but read
+    assert not store._queued
+
+    extra = ws.root / "extra.py"
+    extra.write_text("def lost_fn():\n    return 1\n")
+    index_workspace(ws, dense=False)
+    store._queued.clear()  # as if the process died before writing it
+    with store._lock:
+        store._db.execute("DELETE FROM graph_files WHERE path='extra.py'")
+        store._db.execute("DELETE FROM graph_symbols WHERE path='extra.py'")
+    assert ensure_graph(ws)["updated"] >= 1
+    assert [s.path for s in store.symbols_named("lost_fn")] == ["extra.py"]
+
+
+def test_an_answer_reads_the_source_lines_of_the_items_it_keeps_only(project):
+    """callers of a name with thousands of uses read every file holding one for its context line
+    (`callers Errorf` on Go's library: 2.9 s); only the kept items' lines are read now."""
+    from probe_core.intel.queries import QueryContext, caller_items, finish, reference_items
+
+    ws = project("pyproj")
+    ctx = QueryContext(ws)
+    targets = ctx.targets("factorial", None, None)
+    items = caller_items(ctx, targets, 1) + reference_items(ctx, targets)
+    assert len({i.path for i in items}) > 1 and not ctx._lines  # resolved without reading a file
+    kept = finish(targets, items, 1, 4000, context=ctx.line_text).items
+    assert len(kept) == 1 and "factorial" in kept[0].context
+    assert set(ctx._lines) == {kept[0].path}

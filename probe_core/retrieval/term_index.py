@@ -1,0 +1,176 @@
+"""The files that can hold a needle, from the word postings kept with the symbol graph.
+
+The exact-match lists (``literals.py``) used to test every indexed file's text for every needle:
+cost and memory grew with the repository (a 2M-line tree: ~80 MB of text in memory, a substring
+pass over it per needle). As code search engines do (Zoekt, Google's codesearch), an index now
+narrows the search first, and only the files it names are read and matched as before:
+
+* the index is every file's set of words (``intel/words.py``), stored as (word, file) postings in
+  the manifest's database and kept up to date with the symbol graph, file by file;
+* a needle splits into its word runs; a run bounded inside the needle (or by the identifier
+  pattern's word boundaries) is a whole word of the file, the first run of a literal may end a
+  word, the last may begin one, a lone run may sit anywhere in one. The vocabulary (kept in memory:
+  a few MB, appended to as words are added) answers each run with the words that fit, and the
+  postings with the files holding one of them for every run;
+* that is a superset of the files the scan would match, never a subset, so the lists built from
+  it are the scan's (``tests/retrieval/test_term_index.py`` checks it against the scan on a real
+  repository). Files without postings (their graphing failed) are scanned as before.
+"""
+from __future__ import annotations
+
+import bisect
+import threading
+from array import array
+from collections import OrderedDict
+from collections.abc import Callable
+from itertools import accumulate
+from typing import TypeVar
+
+from ..errors import ProbeError
+from ..intel.store import GraphStore
+from ..intel.words import WORD
+from ..per_workspace import PerWorkspace
+from ..records import short_hash
+from ..workspace import Workspace
+
+# A run that fits more words than this narrows nothing worth a query of the postings: it is left
+# out of the intersection (the other runs, or the scan, decide).
+MAX_RUN_WORDS = 5000
+MAX_PARAMETERS = 30000  # SQLite 3.32+ allows 32766 host parameters a statement
+TEXT_CACHE_BYTES = 32 << 20  # read texts kept for the next query (a bounded share of the repository)
+
+T = TypeVar("T")
+FileMeta = tuple[str, str, "str | None", "str | None"]  # (path, file_hash, language, chunk_kind)
+
+
+class Vocabulary:
+    """Every posted word once, in memory, as two newline-joined blobs (case kept, ASCII folded):
+    a substring search of a blob finds the words that contain, begin or end with a run at C speed."""
+
+    def __init__(self) -> None:
+        self.epoch = ""
+        self.last_id = 0
+        self._blob = bytearray(b"\n")
+        self._folded = bytearray(b"\n")
+        self._starts = array("Q")  # offset of each word's first byte in the blobs
+        self._ids = array("Q")
+
+    def refresh(self, store: GraphStore) -> None:
+        epoch = store.terms_epoch()
+        if epoch != self.epoch:
+            self.__init__()
+            self.epoch = epoch
+        rows = store.terms_after(self.last_id)
+        if not rows:
+            return
+        ids, words = zip(*rows)
+        self._ids.extend(ids)
+        self._starts.extend(accumulate((len(w) + 1 for w in words[:-1]), initial=len(self._blob)))
+        added = b"\n".join(words) + b"\n"
+        self._blob += added
+        self._folded += added.lower()
+        self.last_id = ids[-1]
+
+    def words(self, run: bytes, *, case: bool, starts: bool, ends: bool, limit: int | None) -> list[int] | None:
+        """Ids of the words that contain ``run`` (``starts``: begin with it, ``ends``: end with it);
+        ASCII case folded unless ``case``. None when more than ``limit`` fit."""
+        blob = self._blob if case else self._folded
+        needle = (b"\n" if starts else b"") + (run if case else run.lower()) + (b"\n" if ends else b"")
+        shift = 1 if starts else 0  # the match starts at the newline before the word
+        out: list[int] = []
+        at = blob.find(needle)
+        while at >= 0:
+            k = bisect.bisect_right(self._starts, at + shift) - 1
+            out.append(self._ids[k])
+            if limit is not None and len(out) > limit:
+                return None
+            nxt = self._starts[k + 1] if k + 1 < len(self._starts) else len(blob)
+            at = blob.find(needle, nxt - shift)
+        return out
+
+
+class TermIndex:
+    """One workspace's vocabulary and a bounded cache of texts read to verify candidates."""
+
+    def __init__(self) -> None:
+        self.vocabulary = Vocabulary()
+        self._texts: OrderedDict[tuple[str, str], tuple[object, int]] = OrderedDict()
+        self._bytes = 0
+        self._unposted: tuple[tuple, list[FileMeta]] | None = None
+        self.total = 0  # indexed files (the exact-match lists weigh a match by its rarity among them)
+        self.lock = threading.RLock()
+
+    def refresh(self, ws: Workspace, store: GraphStore) -> None:
+        self.vocabulary.refresh(store)
+        key = (ws.manifest.generation, ws.state_version, store.changes)
+        if self._unposted is None or self._unposted[0] != key:
+            self._unposted = (key, store.unposted_files())
+            self.total = ws.manifest.counts()["files"]
+
+    def candidates(self, store: GraphStore, needle: bytes, *, case: bool, bounded: bool) -> list[FileMeta]:
+        """Files that may hold ``needle`` (a superset of those that do), by path. ``bounded``: the
+        needle is matched between word boundaries (an identifier), else anywhere (a literal)."""
+        groups = []
+        for m in WORD.finditer(needle):
+            # a byte of the needle that is no word byte ends the word before it and starts the next
+            found = self.vocabulary.words(m.group(), case=case, starts=bounded or m.start() > 0,
+                                          ends=bounded or m.end() < len(needle), limit=MAX_RUN_WORDS)
+            if found is not None:
+                if not found:  # no posted file holds this run
+                    return self.unposted()
+                groups.append(found)
+        # the most selective runs, within SQLite's bound on host parameters (fewer runs: a superset)
+        kept, used = [], 0
+        for group in sorted(groups, key=len):
+            if used + len(group) > MAX_PARAMETERS:
+                break
+            kept.append(group)
+            used += len(group)
+        # no selective run (none at all, or each fits thousands of words): every file is a candidate
+        return sorted(store.posted_files(kept) + self.unposted())
+
+    def holders(self, store: GraphStore, name: bytes) -> list[FileMeta]:
+        """Exactly the posted files whose text holds ``name`` (made of word bytes only) anywhere, case
+        kept: every occurrence lies inside one word. Unposted files are the caller's to test."""
+        found = self.vocabulary.words(name, case=True, starts=False, ends=False, limit=None) or []
+        files: dict[str, FileMeta] = {}
+        for start in range(0, len(found), MAX_RUN_WORDS):  # SQLite's host parameters are bounded
+            files.update((meta[0], meta) for meta in store.posted_files([found[start:start + MAX_RUN_WORDS]]))
+        return sorted(files.values())
+
+    def unposted(self) -> list[FileMeta]:
+        return list(self._unposted[1]) if self._unposted else []
+
+    def text(self, ws: Workspace, path: str, file_hash: str, wrap: Callable[[bytes], T]) -> T | None:
+        """``wrap`` of the indexed version of ``path`` as UTF-8 bytes, kept for later queries (the
+        wrapper keeps what matching builds: folded text, line offsets); None when the file on disk
+        is another version now (edited, not indexed yet) or cannot be read."""
+        from ..indexing.indexer import indexed_text
+
+        key = (path, file_hash)
+        held = self._texts.get(key)
+        if held is not None:
+            self._texts.move_to_end(key)
+            return held[0]
+        try:
+            text = indexed_text(ws, path)
+        except (OSError, ProbeError):  # gone since it was indexed: nothing to match
+            return None
+        if short_hash(text) != file_hash:  # edited since: its lines are not the chunks'
+            return None
+        data = text.encode("utf-8", "surrogatepass")
+        cost = 2 * len(data) + 64  # the text, its folded copy once built, line offsets
+        self._texts[key] = (wrap(data), cost)
+        self._bytes += cost
+        while self._bytes > TEXT_CACHE_BYTES and len(self._texts) > 1:
+            _, (_, old) = self._texts.popitem(last=False)
+            self._bytes -= old
+        return self._texts[key][0]
+
+
+_indexes: PerWorkspace[TermIndex] = PerWorkspace(lambda _ws: TermIndex())
+
+
+def term_index(ws: Workspace) -> TermIndex:
+    """The workspace's vocabulary and text cache (one per open workspace, dropped with it)."""
+    return _indexes.get(ws)

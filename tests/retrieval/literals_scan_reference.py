@@ -1,0 +1,278 @@
+"""The exact-match lists as main computed them before the word postings (commit 00c4da4): every
+indexed file's text in memory, every needle tested against all of it. Kept, frozen, as the reference
+that ``test_term_index.py`` compares the postings-driven lists with; not used by Probe."""
+from __future__ import annotations
+
+import bisect
+import math
+import re
+import threading
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from probe_core.errors import ProbeError
+from probe_core.per_workspace import PerWorkspace
+from probe_core.records import short_hash
+from probe_core.workspace import Workspace
+from probe_core.retrieval.chunk_locator import ChunkLocator
+from probe_core.retrieval.query_intent import QueryIntent, identifiers_in
+
+LIST_LIMIT = 20  # chunks per exact-match list: deeper ranks add almost nothing under RRF
+# A literal found in more files than this is a common phrase, not a fingerprint: it is left out
+# (the same reason BM25 weighs a word by its rarity).
+MAX_LITERAL_FILES = 12
+MAX_IDENTIFIER_FILES = 40
+DEFINITION_BONUS = 2.0  # the chunk that defines a name outranks the chunks that use it
+# A message is often defined once, under a name (`KeyMustBeAString => "key must be a string"`,
+# `MSG_X = "..."`), and raised where that name is used: the uses of a code-shaped name on a line
+# where the literal sits inside a string count like the literal itself (measured: 0.5 and 0 rank
+# them below the tests that assert the message). Only the rarest few: each is a scan of the whole
+# repository, and a line with many names is a call, not a definition.
+OWNER_SHARE = 1.0
+MAX_OWNERS = 3
+# A quoted string on one line ("...", '...', `...`; escapes skipped), where a message is written.
+_STRING = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|`[^`]*`')
+
+
+# The line breaks of ``str.splitlines`` (which the chunker counts lines with), in UTF-8.
+_LINE_BREAK = re.compile(rb"\r\n|[\n\r\x0b\x0c\x1c-\x1e]|\xc2\x85|\xe2\x80[\xa8\xa9]")
+# A byte of a multi-byte UTF-8 character counts as part of a word, so a name never matches inside
+# a longer non-ASCII one ("caf" in "café").
+_WORD_BYTE = rb"[\w$\x80-\xff]"
+
+
+@dataclass(slots=True)
+class IndexedText:
+    """One indexed file's text and the facts filters read.
+
+    Only what matching needs is kept, compactly: the text as UTF-8 bytes (a Python string takes 2
+    or 4 bytes a character for the whole file as soon as one character needs it), the same bytes
+    with ASCII letters lowercased (built on the first case-blind test; a substring test on it is
+    ~20x faster than a case-blind regular expression, and it keeps the offsets of ``data``), and
+    the offsets of the lines as 4-byte integers (built on the first match). Case folding and word
+    boundaries are therefore ASCII's."""
+
+    file_hash: str
+    language: str | None
+    chunk_kind: str | None
+    data: bytes
+    folded: bytes | None = None
+    line_starts: array | None = None  # byte offset of each line's start
+
+    def holds(self, needle: bytes, *, case: bool) -> bool:
+        """A fast substring test before any regular expression runs."""
+        if case:
+            return needle in self.data
+        if self.folded is None:
+            self.folded = self.data.lower()
+        return needle.lower() in self.folded
+
+    def line_of(self, offset: int) -> int:
+        """1-based line of a byte offset, counted the way the chunker counts (``splitlines``)."""
+        if self.line_starts is None:
+            starts = array("I", [0])
+            starts.extend(m.end() for m in _LINE_BREAK.finditer(self.data))
+            if starts[-1] == len(self.data):  # a break at the end starts no line
+                starts.pop()
+            self.line_starts = starts
+        return bisect.bisect_right(self.line_starts, offset)
+
+    def line(self, number: int) -> str:
+        """The text of a 1-based line (after ``line_of`` has built the offsets)."""
+        starts = self.line_starts if self.line_starts is not None else ()
+        if not 1 <= number <= len(starts):
+            return ""
+        end = starts[number] if number < len(starts) else len(self.data)
+        return self.data[starts[number - 1]:end].decode("utf-8", "replace")
+
+
+class FileTexts:
+    """The text of the indexed version of every file, for the exact-match scan.
+
+    Lines found in the text are mapped to the manifest's chunks, so only the version the manifest
+    indexed may be scanned: a read is kept only when it hashes to the file's ``file_hash``. A file
+    edited and not indexed yet is left out of the scan (and read again when the index changes); the
+    text of an edit that is undone before it is indexed is never kept."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, IndexedText] = {}
+        self._key: tuple | None = None
+        self._lock = threading.Lock()
+
+    def current(self, ws: Workspace) -> dict[str, IndexedText]:
+        """path → text of every indexed file whose indexed version can be read (re-read per file
+        when the index changed)."""
+        from probe_core.indexing.indexer import indexed_text
+
+        key = (ws.manifest.generation, ws.state_version)
+        with self._lock:
+            if key != self._key:
+                files: dict[str, IndexedText] = {}
+                for path, (file_hash, language, kind) in ws.manifest.indexed_files().items():
+                    old = self._files.get(path)
+                    if old is not None and old.file_hash == file_hash:
+                        files[path] = old
+                        continue
+                    try:
+                        text = indexed_text(ws, path)
+                    except (OSError, ProbeError):  # gone since it was indexed: nothing to match
+                        continue
+                    if short_hash(text) == file_hash:  # else edited since: its lines are not the chunks'
+                        files[path] = IndexedText(file_hash, language, kind, _utf8(text))
+                self._files, self._key = files, key
+            return self._files
+
+
+_texts: PerWorkspace[FileTexts] = PerWorkspace(lambda _ws: FileTexts())
+
+
+def file_texts(ws: Workspace) -> FileTexts:
+    """The workspace's text cache (one per open workspace, dropped with it)."""
+    return _texts.get(ws)
+
+
+@dataclass(slots=True)
+class ExactLists:
+    """Two ranked lists of point ids: chunks holding a quoted literal, chunks defining or using an
+    identifier of the query."""
+
+    literal: list[str] = field(default_factory=list)
+    identifier: list[str] = field(default_factory=list)
+
+
+def _idf(files_total: int, files_with: int) -> float:
+    return math.log(1.0 + files_total / max(1, files_with))
+
+
+def _occurrences(files: dict[str, IndexedText], needle: bytes, pattern: re.Pattern[bytes], max_files: int, *,
+                 case: bool) -> dict[str, list[int]] | None:
+    """path → lines matching ``pattern``; None when more than ``max_files`` files hold it. ``needle``
+    is the plain text the pattern needs (a substring test rules most files out cheaply)."""
+    holding = [path for path, f in files.items() if f.holds(needle, case=case)]
+    found: dict[str, list[int]] = {}
+    for path in holding:
+        f = files[path]
+        lines = [f.line_of(m.start()) for m in pattern.finditer(f.data)]
+        if lines:
+            found[path] = lines
+            if len(found) > max_files:
+                return None
+    return found
+
+
+def _utf8(text: str) -> bytes:
+    """``text`` as the scan's bytes (a lone surrogate from a JSON query encodes, and matches nothing)."""
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _identifier_pattern(name: str) -> re.Pattern[bytes]:
+    return re.compile(b"(?<!" + _WORD_BYTE + b")" + re.escape(_utf8(name)) + b"(?!" + _WORD_BYTE + b")")
+
+
+def _literal_pattern(literal: str) -> re.Pattern[bytes]:
+    return re.compile(re.escape(_utf8(literal)), re.I)
+
+
+def _split_qualified(name: str) -> tuple[str | None, str]:
+    """``MultiDict.getlist`` → ("MultiDict", "getlist"); ``Map::entry`` → ("Map", "entry")."""
+    parts = re.split(r"\.|::", name)
+    return (parts[-2] if len(parts) > 1 else None), parts[-1]
+
+
+def exact_lists(ws: Workspace, intent: QueryIntent, allowed: Callable[[str, str | None, str | None], bool],
+                prior: Callable[[str, str | None], float] = lambda _path, _kind: 1.0) -> ExactLists:
+    """The exact-match lists for ``intent`` over the indexed files that ``allowed(path, language,
+    chunk_kind)`` accepts. ``prior(path, chunk_kind)`` scales a file's matches, so that the lists
+    rank like the fused list does (a test that asserts a message after the code that raises it)."""
+    out = ExactLists()
+    if not intent.literals and not intent.identifiers:
+        return out
+    indexed = file_texts(ws).current(ws)
+    total = max(1, len(indexed))
+    files = {p: f for p, f in indexed.items() if allowed(p, f.language, f.chunk_kind)}
+    chunks = ChunkLocator(ws, lambda path: prior(path, files[path].chunk_kind))
+
+    scores: dict[str, float] = {}
+    spans: dict[str, int] = {}
+    owners: dict[str, float] = {}
+    for literal in intent.literals:
+        found = _occurrences(files, _utf8(literal), _literal_pattern(literal), MAX_LITERAL_FILES, case=False)
+        if not found:
+            continue
+        weight = _idf(total, len(found))
+        _credit(scores, spans, chunks, found, weight)
+        for path, lines in found.items():
+            if files[path].chunk_kind == "code":
+                for name in _owner_names(files[path], lines, literal):
+                    owners[name] = max(owners.get(name, 0.0), OWNER_SHARE * weight)
+    for name in _rarest(files, owners, MAX_OWNERS):
+        found = _occurrences(files, _utf8(name), _identifier_pattern(name), MAX_IDENTIFIER_FILES, case=True)
+        if found:
+            _credit(scores, spans, chunks, found, owners[name])
+    out.literal = _ranked(scores, spans)
+
+    scores, spans = {}, {}
+    for name in intent.identifiers:
+        found = _occurrences(files, _utf8(name), _identifier_pattern(name), MAX_IDENTIFIER_FILES, case=True)
+        definitions = [row for path, line in _definitions(ws, name) if path in files
+                       and (row := chunks.at(path, line)) is not None]
+        if found is None and not definitions:
+            continue
+        weight = _idf(total, len(found) if found else len({r.path for r in definitions}))
+        for row in definitions:
+            scores[row.point_id] = scores.get(row.point_id, 0.0) + DEFINITION_BONUS * weight * chunks.prior(row.path)
+            spans[row.point_id] = row.end_line - row.start_line
+        _credit(scores, spans, chunks, found or {}, weight)
+    out.identifier = _ranked(scores, spans)
+    return out
+
+
+def _credit(scores: dict[str, float], spans: dict[str, int], chunks: ChunkLocator, found: dict[str, list[int]],
+            weight: float) -> None:
+    """Add ``weight`` to every chunk holding one of the ``found`` lines (once per chunk)."""
+    for path, lines in found.items():
+        for row in {chunks.at(path, ln) for ln in lines} - {None}:
+            scores[row.point_id] = scores.get(row.point_id, 0.0) + weight * chunks.prior(path)
+            spans[row.point_id] = row.end_line - row.start_line
+
+
+def _definitions(ws: Workspace, name: str) -> list[tuple[str, int]]:
+    """(path, line) of the definitions ``name`` means, from the symbol graph: ``Type.method`` the
+    method of that type; when the type has no such member (``comparer.structural``: a key of an
+    object), the qualifier's own definition, which holds it."""
+    from probe_core.intel.build import graph_store
+
+    graph = graph_store(ws)
+    qualifier, last = _split_qualified(name)
+    found = [s for s in graph.symbols_named(last) if qualifier is None or (s.owner or "").split("::")[-1] == qualifier]
+    if not found and qualifier is not None:
+        found = graph.symbols_named(qualifier)
+    return [(s.path, s.line) for s in found]
+
+
+def _owner_names(f: IndexedText, lines: list[int], literal: str) -> set[str]:
+    """Code-shaped names, outside strings, on the lines where ``literal`` sits inside a string (where
+    a message is written down); a line that uses it as code (``rctx := ...``) defines no message."""
+    pattern = re.compile(re.escape(literal), re.I)
+    names: set[str] = set()
+    for number in set(lines):
+        text = f.line(number)
+        strings = [m.span() for m in _STRING.finditer(text)]
+        if any(start < m.start() and m.end() < end for m in pattern.finditer(text) for start, end in strings):
+            names.update(_split_qualified(word)[1] for word in identifiers_in(_STRING.sub(" ", text)))
+    return names
+
+
+def _rarest(files: dict[str, IndexedText], names: dict[str, float], limit: int) -> list[str]:
+    """The ``limit`` names held by the fewest files (a substring test each; ties by name)."""
+    def holders(name: str) -> int:
+        needle = _utf8(name)
+        return sum(f.holds(needle, case=True) for f in files.values())
+
+    return sorted(names, key=lambda name: (holders(name), name))[:limit]
+
+
+def _ranked(scores: dict[str, float], spans: dict[str, int]) -> list[str]:
+    """Best first; among equals the shorter chunk, where the match is a larger share of the text."""
+    return sorted(scores, key=lambda pid: (-scores[pid], spans[pid], pid))[:LIST_LIMIT]
