@@ -98,7 +98,7 @@ def test_an_mcp_owner_exits_when_its_repository_is_moved_away(tmp_path):
 
 def test_a_daemon_exits_when_its_repository_is_deleted(tmp_path):
     root = write_tree(tmp_path / "repo", REPO_FILES)
-    probe_cli("index", "--background", "--lexical-only", root=root, env={"PROBE_DAEMON_IDLE_S": "600"})
+    probe_cli("index", "--background", "--lexical-only", root=root, env={"PROBE_DAEMON": "1", "PROBE_DAEMON_IDLE_S": "600"})
     deadline = time.monotonic() + 60
     while read_owner_info(root / ".probe").get("kind") != "daemon":
         assert time.monotonic() < deadline, "no daemon started"

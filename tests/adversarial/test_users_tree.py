@@ -38,7 +38,7 @@ def test_no_verb_changes_what_git_sees(tmp_path):
         before = (root / ".gitignore").read_bytes() if gitignore is not None else None
         probe_cli("init", root=root)
         probe_cli("index", "--lexical-only", root=root, env={"PROBE_DAEMON": "0"})
-        probe_cli("index", "--background", root=root)
+        probe_cli("index", "--background", root=root, env={"PROBE_DAEMON": "1"})
         probe_cli("search", "hash password", root=root)
         probe_cli("status", root=root)
         probe_cli("stop", root=root, check=False)
