@@ -35,6 +35,17 @@ def test_the_real_h100_recommends_pro_on_hopper(h100):
     assert rec.warnings == ()
 
 
+def test_the_real_h200_recommends_pro_on_hopper():
+    """Read by NVML on a real H200 (2026-11-26): 143,771 MiB by nvidia-smi, 9.0, no MIG."""
+    reading = nvml_fixture("h200-141gb")
+    (dev,) = reading.devices
+    assert dev.name == "NVIDIA H200" and dev.compute_capability == "9.0"
+    assert round(dev.memory_total_gib, 1) == 140.4  # nvidia-smi: 143771 MiB
+    rec = recommend(reading, machine="x86_64")
+    assert rec.preset == "pro" and rec.tei.tag == "hopper-1.9" and rec.tei.gpu
+    assert "140.4 GiB" in rec.reason and rec.warnings == ()
+
+
 @pytest.mark.parametrize("preset", ["lite", "balanced", "pro"])
 def test_thresholds_on_both_sides(preset):
     need_mib = int(preset_need_gib(preset) * 1024)
