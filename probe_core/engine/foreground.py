@@ -83,6 +83,13 @@ class ForegroundIndex(OwnerEngine):
             except FileNotFoundError:
                 pass
 
+    def _leave(self, why: str) -> None:
+        """The root went away: the worker stops for good, so the command waiting on ``complete()``
+        must hear it through ``failure()`` (it would otherwise wait forever in the dense phase)."""
+        with self._state:
+            self._last_exc = ProbeError(f"{why}; indexing stopped")
+        super()._leave(why)
+
     def request_shutdown(self) -> dict:
         """``probe stop`` ends daemons only: this process is the user's own command in a terminal."""
         raise ProbeError(f"probe index (pid {os.getpid()}) is indexing this workspace in a terminal; it exits "
