@@ -4,7 +4,7 @@ The footer had to carry both the screen's own keys and the six screen switches, 
 end (quit, memory, libraries) at 80 columns. So the screens move up here, one line that fits 80
 columns (the repository name gives way first), the current screen highlighted and each entry
 clickable; the footer keeps the screen's keys, help and quit. A screen switch whose key the
-current screen uses for something else (``m`` is the search mode) is shown without its key.
+current screen uses for something else would be shown without its key (none does now: a test keeps it so).
 """
 from __future__ import annotations
 
