@@ -75,7 +75,7 @@ def _check_alive(root: Path | str, probe_dir: Path) -> None:
     is stopped (SIGSTOP) or stuck accepts the connection and never answers, and the real call would
     wait ``PROBE_RPC_TIMEOUT_S`` (120 s) in silence. Raises ``OwnerNotAnswering`` naming its pid."""
     from probe_core.engine.client import AttachedEngine
-    from probe_core.engine.lock import read_owner_info
+    from probe_core.engine.lock import owner_name, read_owner_info
     from probe_core.errors import BackendUnavailable, OwnerNotAnswering
 
     wait = _ping_timeout()
@@ -83,8 +83,9 @@ def _check_alive(root: Path | str, probe_dir: Path) -> None:
         AttachedEngine(root, rpc_timeout_s=wait).ping()
     except BackendUnavailable as exc:
         info = read_owner_info(probe_dir)
+        name = owner_name(info["kind"]) if info.get("kind") else "Probe owner"
         raise OwnerNotAnswering(
-            f"the Probe {info.get('kind') or 'owner'} process (pid {info.get('pid', '?')}) that holds this index did "
+            f"the {name} process (pid {info.get('pid', '?')}) that holds this index did "
             f"not answer within {wait:g} s (stopped or stuck); `kill -CONT {info.get('pid', 'PID')}` resumes a "
             f"stopped one, `kill {info.get('pid', 'PID')}` ends it and the next call answers by itself",
             pid=info.get("pid")) from exc
