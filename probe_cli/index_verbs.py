@@ -211,13 +211,9 @@ def _print_owner_report(report: dict, status: dict) -> None:
 
 
 def _owner_name(status: dict) -> str:
-    return _kind_name(status.get("owner_kind"))
-
-
-def _kind_name(kind: str | None) -> str:
     from probe_core.engine.lock import owner_name
 
-    return owner_name(kind)
+    return owner_name(status.get("owner_kind"))
 
 
 # -- following an owner's progress ----------------------------------------------------------------
