@@ -23,6 +23,7 @@ import shutil
 import sqlite3
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import quote
 
 from ..errors import IndexDamaged
 
@@ -94,10 +95,16 @@ def shard_problem(shard: Path) -> str | None:
     return None
 
 
+def readonly_uri(path: Path | str) -> str:
+    """An SQLite URI opening ``path`` read-only. Quoted: a ``#``, ``?`` or ``%`` in a folder name
+    would otherwise cut or change the path (``C#/repo`` opened ``C``, and the open failed)."""
+    return f"file:{quote(str(path))}?mode=ro"
+
+
 def quick_check(path: Path) -> str | None:
     """``PRAGMA quick_check`` of the SQLite file at ``path``: None when sound, else what is wrong."""
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        db = sqlite3.connect(readonly_uri(path), uri=True, timeout=30)
         try:
             rows = [r[0] for r in db.execute("PRAGMA quick_check(5)")]
         finally:
