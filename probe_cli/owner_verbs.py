@@ -96,11 +96,13 @@ def status_without_owner(root: Path | str, exc) -> dict:
     owner keeps the store locked), with the reason in ``last_error``."""
     import sqlite3
 
+    from probe_core.storage.damage import readonly_uri
+
     probe_dir = Path(root) / ".probe"
     out = {"root": str(root), "owner_pid": exc.pid, "owner_responding": False, "files_indexed": None,
            "chunks_indexed": None, "index_generation": None, "last_error": str(exc)}
     try:
-        db = sqlite3.connect(f"file:{probe_dir / 'manifest.sqlite'}?mode=ro", uri=True, timeout=2)
+        db = sqlite3.connect(readonly_uri(probe_dir / "manifest.sqlite"), uri=True, timeout=2)
         try:
             out["files_indexed"] = db.execute("SELECT COUNT(*) FROM files WHERE last_error IS NULL").fetchone()[0]
             out["chunks_indexed"] = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]

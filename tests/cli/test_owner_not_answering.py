@@ -1,4 +1,4 @@
-"""The error a CLI call gives when the workspace's owner accepts a connection and never answers."""
+"""A CLI call when the workspace's owner accepts a connection and never answers: the error, and status read around it."""
 from __future__ import annotations
 
 import os
@@ -28,3 +28,15 @@ def test_a_silent_owner_is_named_as_the_user_knows_it(tmp_path, monkeypatch):
     # it said "the Probe index process": a blocking `probe index` is what the user ran
     assert str(err.value).startswith(f"the probe index process (pid {os.getpid()})"), err.value
     assert err.value.pid == os.getpid()
+
+
+def test_status_around_a_silent_owner_reads_the_counts_under_any_folder_name(tmp_path):
+    from probe_cli.owner_verbs import status_without_owner
+    from probe_core.storage.manifest import Manifest
+
+    root = tmp_path / "C# projects"
+    (root / ".probe").mkdir(parents=True)
+    Manifest(root / ".probe" / "manifest.sqlite").close()  # the real schema, empty
+    out = status_without_owner(root, OwnerNotAnswering("silent", pid=1))
+    # the '#' cut the read-only URI: the counts came back None
+    assert (out["files_indexed"], out["chunks_indexed"], out["index_generation"]) == (0, 0, 0)
