@@ -90,6 +90,12 @@ class ForegroundIndex(OwnerEngine):
             self._last_exc = ProbeError(f"{why}; indexing stopped")
         super()._leave(why)
 
+    def index_status(self) -> dict:
+        out = super().index_status()
+        # the watcher is off because this owner indexes once and exits, not because of PROBE_WATCH=0
+        out["watcher_error"] = "probe index does not watch: it indexes once and exits"
+        return out
+
     def request_shutdown(self) -> dict:
         """``probe stop`` ends daemons only: this process is the user's own command in a terminal."""
         raise ProbeError(f"probe index (pid {os.getpid()}) is indexing this workspace in a terminal; it exits "

@@ -1,4 +1,4 @@
-"""``probe index`` as the workspace's owner (``engine/foreground.py``): the command waiting on it."""
+"""``probe index`` as the workspace's owner (``engine/foreground.py``): its status, and the command waiting on it."""
 from __future__ import annotations
 
 import pytest
@@ -24,3 +24,12 @@ def test_a_root_moved_away_ends_the_wait_with_its_reason(tmp_path):
     assert isinstance(failure, ProbeError) and "no longer exists" in str(failure)
     with pytest.raises(ProbeError, match="no longer exists"):  # it waited for ever (dense never done)
         _follow_here(engine, _View(), lexical_only=False)
+
+
+def test_its_status_says_why_nothing_watches(tmp_path, monkeypatch):
+    monkeypatch.delenv("PROBE_WATCH", raising=False)
+    engine = ForegroundIndex(tmp_path)  # not started: the status of an owner still opening
+    st = engine.index_status()
+    assert st["owner_kind"] == "index" and st["watcher_running"] is False
+    # it said "disabled (PROBE_WATCH=0)", which nobody had set (the app shows it under Watcher)
+    assert "PROBE_WATCH" not in st["watcher_error"] and "probe index" in st["watcher_error"]
