@@ -243,7 +243,7 @@ class RuleStore:
 
     def apply(self, action: str, label: str | None = None, content: str | None = None, scope: str | None = "project",
               title: str | None = None, tags=None) -> dict:
-        """One ``memory`` tool call: the changed rule (if any), the current rules and a message."""
+        """One ``memory`` tool call: the changed rule (if any), the current rules (``list`` only) and a message."""
         if action not in ACTIONS:
             raise RuleError(f"unknown action {action!r}; one of {', '.join(ACTIONS)}")
         rule: Rule | None = None
