@@ -96,10 +96,12 @@ def status_without_owner(root: Path | str, exc) -> dict:
     owner keeps the store locked), with the reason in ``last_error``."""
     import sqlite3
 
+    from probe_core.engine.lock import read_owner_info
     from probe_core.storage.damage import readonly_uri
 
     probe_dir = Path(root) / ".probe"
-    out = {"root": str(root), "owner_pid": exc.pid, "owner_responding": False, "files_indexed": None,
+    out = {"root": str(root), "owner_pid": exc.pid, "owner_kind": read_owner_info(probe_dir).get("kind"),
+           "owner_responding": False, "files_indexed": None,
            "chunks_indexed": None, "index_generation": None, "last_error": str(exc)}
     try:
         db = sqlite3.connect(readonly_uri(probe_dir / "manifest.sqlite"), uri=True, timeout=2)

@@ -40,3 +40,15 @@ def test_status_around_a_silent_owner_reads_the_counts_under_any_folder_name(tmp
     out = status_without_owner(root, OwnerNotAnswering("silent", pid=1))
     # the '#' cut the read-only URI: the counts came back None
     assert (out["files_indexed"], out["chunks_indexed"], out["index_generation"]) == (0, 0, 0)
+
+
+def test_status_around_a_silent_owner_names_its_kind(tmp_path, capsys):
+    from probe_cli.owner_verbs import status_without_owner
+    from probe_cli.render import print_status
+
+    probe_dir = tmp_path / ".probe"
+    probe_dir.mkdir()
+    write_owner_info(probe_dir, socket_path_for(probe_dir), kind="daemon")
+    print_status(status_without_owner(tmp_path, OwnerNotAnswering("silent", pid=os.getpid())))
+    # a stopped daemon was shown as "owner  probe mcp pid N" (no kind: the default name)
+    assert f"Probe daemon pid {os.getpid()}" in capsys.readouterr().out
