@@ -438,7 +438,7 @@ class OwnerEngine:
 
     def search(self, query: str, *, top_k: int = 12, mode: str = "auto", instruction: str | None = None,
                filters: dict | None = None, max_tokens: int | None = None) -> dict:
-        from .answers import note_pending_update, search_answer
+        from .answers import EMPTY_INDEX, note_pending_update, search_answer
 
         ws = self._workspace()
         if not self._watching():
@@ -467,7 +467,7 @@ class OwnerEngine:
             note = (f"the first index of this repository is still being built ({files_scanned}/{files_total} "
                     "files scanned): results cover only what is indexed so far; grep for exact names meanwhile")
             core = out.get("message") or ""
-            if core and not core.startswith("the index is empty"):  # that one advises `probe index`: moot here
+            if core and not core.startswith(EMPTY_INDEX):  # that one advises `probe index`: moot here
                 note = f"{note}; {core}"
             out["message"] = note
         return out
