@@ -74,6 +74,7 @@ class OwnerEngine:
         self._scan_full = True  # the first scan is a full one
         self._scan_paths: set[str] = set()
         self._scan_reasons: set[str] = {"startup"}
+        self._running_reasons: set[str] = set()  # the reasons of the scan running now (``_pending_changes``)
         self._scanning = False
         self._scan_waiters: list[tuple[threading.Event, dict]] = []  # index_paths callers, told when done
         self._dense_pending = True
@@ -479,7 +480,7 @@ class OwnerEngine:
         queued = watcher.status().get("pending_changes", 0) if watcher is not None else 0
         with self._state:
             requested = len(self._scan_paths) + int(self._scan_full and self._scan_reasons != {"periodic"})
-            running = int(self._scanning and getattr(self, "_running_reasons", set()) - {"periodic"} != set())
+            running = int(self._scanning and self._running_reasons - {"periodic"} != set())
         return queued + requested + running
 
     def open_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
