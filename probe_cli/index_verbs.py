@@ -106,7 +106,6 @@ def _index_here(args, ws, here: list) -> int:
     """Index ``ws``'s root in this process as its owner; the caller holds the engine lock (``here``
     gets the engine: its worker may still write after ``close``, e.g. on Ctrl-C mid-scan)."""
     from probe_core.engine.foreground import ForegroundIndex
-    from probe_core.errors import IndexDamaged
     from probe_core.indexing.empty_reason import why_nothing_indexed
     from probe_core.indexing.indexer import rebuild
 
@@ -115,21 +114,16 @@ def _index_here(args, ws, here: list) -> int:
     t0 = time.perf_counter()
     if args.rebuild:
         rebuild(ws)
-    try:
-        embedded_before = ws.manifest.counts()["chunks_dense"]
-    except IndexDamaged:  # the engine's run repairs it first (index_workspace rebuilds damaged files)
-        embedded_before = 0
     ws.close()  # the engine opens its own
     engine = ForegroundIndex(ws.root, dense=not args.lexical_only)
     here.append(engine)
     engine.start()
     try:
         with IndexProgressView(enabled=not args.json and not args.quiet) as view:
-            report, progress = _follow_here(engine, view, lexical_only=args.lexical_only)
+            report, _ = _follow_here(engine, view, lexical_only=args.lexical_only)
     finally:
         engine.close()
-    embedded = max(0, progress.chunks_embedded - embedded_before)
-    report = {**report, "chunks_embedded": embedded, "seconds": round(time.perf_counter() - t0, 3)}
+    report = {**report, "chunks_embedded": engine.embedded(), "seconds": round(time.perf_counter() - t0, 3)}
     if report.get("files_seen") == 0 and (why := why_nothing_indexed(ws.root)):
         print(f"probe: warning: {why}", file=sys.stderr)
     if args.json:

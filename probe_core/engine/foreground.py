@@ -38,6 +38,7 @@ class ForegroundIndex(OwnerEngine):
         batch = base.dense_batch if os.environ.get("PROBE_DENSE_BATCH") else DENSE_BATCH
         super().__init__(root, dataclasses.replace(base, watch=False, dense_batch=batch), kind="index")
         self._dense = dense
+        self._embedded = 0  # chunks this run embedded: the report's chunks_embedded
         self._first = (threading.Event(), {})
         self._scan_waiters.append(self._first)  # the startup scan (always a full one) reports here
 
@@ -71,7 +72,17 @@ class ForegroundIndex(OwnerEngine):
             with self._state:
                 self._dense_pending = False
             return
+        # the fill counts on from the manifest's total (only this worker writes it): the difference is
+        # what it embedded, which a total taken before the scan cannot give (an edit's old chunks go)
+        before = self._ws.manifest.counts()["chunks_dense"]
         super()._fill_dense()
+        with self._state:
+            self._embedded += max(0, self._progress.chunks_embedded - before)
+
+    def embedded(self) -> int:
+        """Chunks this run has embedded so far (reused vectors not counted)."""
+        with self._state:
+            return self._embedded
 
     def close(self, timeout: float = 10.0) -> None:
         super().close(timeout)
