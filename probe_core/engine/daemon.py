@@ -9,7 +9,8 @@ so every face talks to it the same way, and the ``flock`` election stays the onl
   never hands a lock over: it is not holding one (or releases it before spawning), so there is no
   moment where two processes write. If another owner wins the race the daemon exits at once;
 * it exits after ``PROBE_DAEMON_IDLE_S`` (600 s) with nothing to do — no indexing, no request —
-  on ``probe stop`` (RPC ``shutdown``), and on SIGTERM/SIGINT/SIGHUP; a ``probe mcp`` attached to
+  on ``probe stop`` (RPC ``shutdown``), on SIGTERM/SIGINT/SIGHUP, and when its root is moved or
+  deleted (``root_check.py``); a ``probe mcp`` attached to
   it takes the index over when it goes, as it would from another ``probe mcp``;
 * it runs in its own session (no controlling terminal), with stdin from ``/dev/null`` and stdout
   and stderr appended to ``.probe/logs/probe-daemon.log``: no pipe of the caller stays open, so
@@ -127,7 +128,7 @@ def stop_daemon(root: Path | str, timeout: float = 30.0) -> int | None:
     """End the background owner of ``root``; returns its pid, or None when none runs.
 
     Asks over RPC (it finishes the batch in hand, flushes and exits); a daemon that does not answer
-    gets SIGTERM, if the lock file still names it. A ``probe mcp`` owner refuses (``ProbeError``).
+    gets SIGTERM, if the lock file still names it. A ``probe mcp`` or ``probe index`` owner refuses (``ProbeError``).
     """
     root = Path(os.path.realpath(root))
     probe_dir = root / ".probe"
