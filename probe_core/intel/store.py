@@ -2,7 +2,8 @@
 
 The graph has its own connection to the same SQLite file (WAL: readers never block the indexer)
 and its own `graph_*` tables, so the manifest's schema and its transactions stay untouched. Rows
-are replaced per file (delete the path's rows, insert the new ones) in one transaction.
+are replaced per file (delete the path's rows, insert the new ones); the indexer's files are queued
+and written ``QUEUE_FILES`` at a time, one transaction each (``GraphStore.queue``).
 """
 from __future__ import annotations
 

@@ -51,7 +51,7 @@ def _rank(s: Symbol, calls: dict[tuple[str, int], float] | None = None) -> tuple
 def _call_tally(res: Resolver, name: str, cands: list[Symbol]) -> dict[tuple[str, int], float]:
     """How strongly the calls of ``name`` resolve to each candidate (confidences summed)."""
     tally = dict.fromkeys(((s.path, s.line) for s in cands), 0.0)
-    for ref in res.store.refs_named(name, ("call",))[:MAX_TALLIED_CALLS]:
+    for ref in res.store.refs_named(name, ("call",), limit=MAX_TALLIED_CALLS):
         for sym, conf in res.resolve(ref):
             if (sym.path, sym.line) in tally:
                 tally[(sym.path, sym.line)] += conf

@@ -9,17 +9,24 @@ query word starts with (an abbreviation), are "bridged words". They join the BM2
 ``RankingSettings.vocab_weight``) and are appended to the text the embedder reads
 (``vocab_dense``), so both lists look for the code in its own words.
 
-The vocabulary is read from the graph once per index generation (a few ms); a query costs a
-dictionary look-up per word. Measured, with the variants that did not help (pseudo-relevance
-feedback, names from docstrings, the names of uses), in ``docs/benchmarks.md``.
+The vocabulary is read from the graph once, at the first query; when the index generation moves
+(every edit the watcher indexes) it is read again in a background thread while queries go on with
+the previous one (reading every name costs ~90 ms on Django's 26k names, a large repository more),
+and such an answer is not cached. A query costs a dictionary look-up per word. Measured, with
+the variants that did not help (pseudo-relevance feedback, names from docstrings, the names of
+uses), in ``docs/benchmarks.md``.
 """
 from __future__ import annotations
 
+import logging
 import re
+import threading
 
 from .. import sparse
 from ..per_workspace import PerWorkspace
 from ..workspace import Workspace
+
+log = logging.getLogger("probe.search")
 
 # -- the repository's vocabulary ------------------------------------------------------------------
 
@@ -46,42 +53,79 @@ def stem(word: str) -> str:
 
 
 class Vocabulary:
-    """The sub-words of the symbol graph's names, by stem; rebuilt when the index generation moves."""
+    """The sub-words of the symbol graph's names, by stem: built at the first query, then rebuilt
+    off the search path when the index generation moves."""
 
     def __init__(self) -> None:
-        self.generation = -1
-        self.by_stem: dict[str, set[str]] = {}
+        self._state: tuple[int, dict[str, set[str]]] = (-1, {})  # (generation, words by stem), swapped whole
+        self._lock = threading.Lock()
+        self._rebuilding: threading.Thread | None = None
 
-    def current(self, ws: Workspace) -> "Vocabulary":
+    def current(self, ws: Workspace) -> tuple[dict[str, set[str]], bool]:
+        """The words by stem, and whether they are of the index generation now (else the previous
+        generation's, while a background thread reads the new one)."""
+        from ..intel.build import graph_store
+
         generation = ws.manifest.generation
-        if generation != self.generation:
-            from ..intel.build import graph_store
+        with self._lock:
+            built, by_stem = self._state
+            if built == -1:  # nothing to answer with yet: built here
+                by_stem = self._build(graph_store(ws), generation)
+            elif built != generation and (self._rebuilding is None or not self._rebuilding.is_alive()):
+                self._rebuilding = threading.Thread(target=self._rebuild, args=(graph_store(ws), generation),
+                                                    name="probe-vocabulary", daemon=True)
+                self._rebuilding.start()
+        return by_stem, built in (-1, generation)
 
-            names = graph_store(ws)._rows("SELECT DISTINCT name FROM graph_symbols")
-            words = {p.lower() for (name,) in names for p in _PARTS.findall(name) if len(p) >= MIN_ABBREVIATION}
-            by_stem: dict[str, set[str]] = {}
-            for w in words:
-                by_stem.setdefault(stem(w), set()).add(w)
-            self.by_stem, self.generation = by_stem, generation
-        return self
+    def wait(self) -> None:
+        """Until a rebuild under way has finished (tests)."""
+        thread = self._rebuilding
+        if thread is not None:
+            thread.join()
+
+    def _rebuild(self, store, generation: int) -> None:
+        try:
+            self._build(store, generation)
+        except Exception:  # noqa: BLE001 - the workspace closed, or its graph is damaged: the next query retries
+            log.debug("rebuilding the query vocabulary failed", exc_info=True)
+
+    def _build(self, store, generation: int) -> dict[str, set[str]]:
+        names = store._rows("SELECT DISTINCT name FROM graph_symbols")
+        words = {p.lower() for (name,) in names for p in _PARTS.findall(name) if len(p) >= MIN_ABBREVIATION}
+        by_stem: dict[str, set[str]] = {}
+        for w in words:
+            by_stem.setdefault(stem(w), set()).add(w)
+        self._state = (generation, by_stem)
+        return by_stem
 
 
 _vocabularies: PerWorkspace[Vocabulary] = PerWorkspace(lambda _ws: Vocabulary())
+
+
+def vocabulary(ws: Workspace) -> Vocabulary:
+    """The workspace's vocabulary (one per open workspace, dropped with it)."""
+    return _vocabularies.get(ws)
+
+
+def query_expansion(ws: Workspace, query: str) -> tuple[list[str], bool]:
+    """``bridged_words`` and whether they come from the current index generation's vocabulary (an
+    answer built from the previous one is not worth caching)."""
+    by_stem, fresh = vocabulary(ws).current(ws)
+    asked = {w.lower() for w in _QUERY_WORD.findall(query)}
+    out: list[str] = []
+    for w in sorted(asked - _STOP):
+        found = set(by_stem.get(stem(w), ()))
+        for n in range(MIN_ABBREVIATION + 1, len(w) - 1):  # names whose stem abbreviates the word
+            found.update(by_stem.get(w[:n], ()))
+        out.extend(sorted(found - asked, key=lambda x: (len(x), x))[:MAX_PER_WORD])
+    return list(dict.fromkeys(out)), fresh
 
 
 def bridged_words(ws: Workspace, query: str) -> list[str]:
     """Words of the repository's names that a query word means but does not spell: the same stem
     ("parameters" → ``param``, ``params``) or an abbreviation it starts with ("allocating" → ``alloc``);
     the shortest ``MAX_PER_WORD`` of them per query word."""
-    vocab = _vocabularies.get(ws).current(ws)
-    asked = {w.lower() for w in _QUERY_WORD.findall(query)}
-    out: list[str] = []
-    for w in sorted(asked - _STOP):
-        found = set(vocab.by_stem.get(stem(w), ()))
-        for n in range(MIN_ABBREVIATION + 1, len(w) - 1):  # names whose stem abbreviates the word
-            found.update(vocab.by_stem.get(w[:n], ()))
-        out.extend(sorted(found - asked, key=lambda x: (len(x), x))[:MAX_PER_WORD])
-    return list(dict.fromkeys(out))
+    return query_expansion(ws, query)[0]
 
 
 def with_bridged_words(vec: sparse.SparseVec, words: list[str], weight: float) -> sparse.SparseVec:

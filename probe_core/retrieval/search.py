@@ -18,7 +18,7 @@ from ..records import SearchResult
 from ..storage.protocol import HybridQuery, StoreFilter, StoreHit
 from ..workspace import Workspace
 from .cache import LruCache
-from .expansion import bridged_words, with_bridged_words
+from .expansion import query_expansion, with_bridged_words
 from .graph_evidence import graph_list, join_neighbours
 from .literals import exact_lists
 from .priors import apply_priors, kind_prior
@@ -224,7 +224,9 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
     coverage = counts["chunks_dense"] / counts["chunks"] if counts["chunks"] else 0.0
     status, notes, cacheable = "healthy", [], True
     dense_vec = None
-    bridged = bridged_words(ws, query) if ranking.vocab_weight and counts["chunks"] else []
+    bridged: list[str] = []
+    if ranking.vocab_weight and counts["chunks"]:
+        bridged, cacheable = query_expansion(ws, query)  # the previous generation's words: not cached
     if counts["chunks_dense"]:
         try:
             dense_vec = ws.embedder.embed_query(" ".join([query, *bridged]) if ranking.vocab_dense else query,
