@@ -207,13 +207,15 @@ class OwnerEngine:
 
     def _leave(self, why: str) -> None:
         """The root went away: stop owning it. A daemon ends its loop; a ``probe mcp`` gets SIGTERM
-        (its handler closes the engine and exits), since its client cannot use it any more."""
+        (its handler closes the engine and exits), since its client cannot use it any more. Only a
+        process that handles SIGTERM gets it: an owner inside the app or a test process (no handler)
+        would otherwise kill its host without restoring the terminal or reporting anything."""
+        import signal
+
         log.warning("%s: this owner (pid %d) exits", why, os.getpid())
         self._stop.set()
         self.shutdown_requested.set()
-        if self.kind == "mcp":
-            import signal
-
+        if self.kind == "mcp" and signal.getsignal(signal.SIGTERM) not in (signal.SIG_DFL, signal.SIG_IGN, None):
             os.kill(os.getpid(), signal.SIGTERM)
 
     def _fail(self, exc: BaseException, *, internal: bool = False) -> None:
