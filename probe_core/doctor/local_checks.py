@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import sparse
 from ..errors import ProbeError
+from ..storage.damage import readonly_uri
 from ..storage.edge import EdgeStore
 from ..storage.protocol import HybridQuery, StorePoint
 from .model import Check
@@ -81,7 +82,7 @@ def index_need_bytes(root: Path) -> int:
         import sqlite3
 
         try:
-            db = sqlite3.connect(f"file:{manifest}?mode=ro", uri=True, timeout=5)
+            db = sqlite3.connect(readonly_uri(manifest), uri=True, timeout=5)
             try:
                 source = db.execute("SELECT COALESCE(SUM(size), 0) FROM files").fetchone()[0]
             finally:

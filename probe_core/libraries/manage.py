@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ..config import WorkspaceConfig, save_config, user_data_dir
 from ..engine.lock import EngineLock, read_owner_info
+from ..storage.damage import readonly_uri
 from . import registry
 from .registry import LibraryError
 
@@ -31,7 +32,7 @@ def _counts(name: str) -> dict:
     if not path.exists():
         return out
     try:
-        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5)
+        db = sqlite3.connect(readonly_uri(path), uri=True, timeout=5)
         try:
             out["files"] = db.execute("SELECT COUNT(*) FROM files WHERE last_error IS NULL").fetchone()[0]
             failures = db.execute("SELECT path, last_error FROM files WHERE last_error IS NOT NULL "

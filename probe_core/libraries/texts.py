@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..storage.damage import readonly_uri
+
 if TYPE_CHECKING:
     from ..workspace import Workspace
 
@@ -54,7 +56,7 @@ class TextReader:
         if self._db is None:
             if not self.path.exists():
                 return None
-            self._db = sqlite3.connect(f"file:{self.path}?mode=ro", uri=True, check_same_thread=False, timeout=10)
+            self._db = sqlite3.connect(readonly_uri(self.path), uri=True, check_same_thread=False, timeout=10)
         return self._db
 
     def get(self, path: str, file_hash: str | None = None) -> tuple[str, str, float] | None:
