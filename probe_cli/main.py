@@ -113,7 +113,7 @@ def cmd_status(args) -> int:
 
 
 def cmd_mcp(args) -> int:
-    from probe_core.mcp_server import run_stdio
+    from probe_mcp.server import run_stdio
 
     return run_stdio(Path(args.root) if args.root else None)
 

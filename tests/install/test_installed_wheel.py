@@ -76,6 +76,15 @@ def test_the_wheel_carries_the_compose_files_and_the_reranker_build_context(inst
     assert not any("__pycache__" in n or "/tests/" in n for n in names if "/assets/" in n)
 
 
+def test_the_wheel_carries_the_mcp_face_and_its_instructions(installed, clean_env, tmp_path):
+    venv, wheel = installed
+    names = set(zipfile.ZipFile(wheel).namelist())
+    assert {"probe_mcp/server.py", "probe_mcp/tools.py", "probe_mcp/instructions.md"} <= names
+    code = "from probe_mcp.server import instructions_text; print(instructions_text().split(chr(10))[0])"
+    out = run([str(venv / "bin" / "python"), "-c", code], env=clean_env, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("Probe searches this repository by meaning")
+
 def test_probe_up_finds_its_compose_files_from_an_install(installed, clean_env, tmp_path):
     """Up to where a Docker engine is needed: the plan, the env file and a compose configuration
     that the real Compose v2 binary accepts, with the reranker built from the installed sources."""

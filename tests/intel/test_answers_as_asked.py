@@ -11,7 +11,7 @@ import pytest
 from probe_core import Workspace, index_workspace
 from probe_core.intel import BadQuery, find_callers, find_references, map_code
 from probe_core.intel.lsp import enabled
-from probe_core.mcp_server import render_intel
+from probe_mcp.render import render_intel
 
 from .conftest import line_of
 
