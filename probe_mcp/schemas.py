@@ -82,7 +82,7 @@ class SearchOutput(BaseModel):
     truncated: Truncation
     indexing_in_progress: bool = False
     index_update_pending: bool | None = Field(
-        None, description="True when the watcher has seen changes (a checkout, edits) not indexed yet.")
+        None, description="True when changes (a checkout, edits, a requested rescan) are not indexed yet.")
     index_generation: int
     dense_coverage: float = Field(description="Share of chunks that have semantic vectors (1.0 = all).")
     took_ms: float

@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from probe_core.errors import ProbeError
 from probe_core.limits import INTEL_DEPTH, MAP_DEPTH, MAX_RESULTS, MAX_TOKENS, QUERY, TOP_K
+from probe_core.memory.rules import MAX_RULES, MAX_SCOPE_CHARS
 from probe_core.redaction import redact
 
 from .render import render_intel, render_memory, render_message, render_open_file, render_search, render_status
@@ -164,7 +165,9 @@ Actions: "list" (global rules first, then the project's); "add" (label + content
 new in its scope); "update" (label + any of content, title, tags); "remove" (label). Labels are short, \
 lowercase and hyphenated, at most 15 characters ("use-uv", "no-mocks"). Add a rule when the user states \
 a lasting preference or convention, not for one-off task details. The current rules are also in the \
-resource `probe://memory/rules` and in these instructions at session start."""
+resource `probe://memory/rules` and in these instructions at session start. "add", "update" and \
+"remove" answer with the one rule they changed; each scope keeps at most {max_rules} rules and \
+{max_chars:,} characters.""".format(max_rules=MAX_RULES, max_chars=MAX_SCOPE_CHARS)
 
 SYMBOL_DOC = ("The symbol's name: a function, class or method (`Type.method`). Or omit it and give "
               "`file` + `line` of the definition.")
