@@ -15,6 +15,7 @@ from array import array
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..storage.damage import CheckedConnection
 from .file_index import FileIndex
 from .model import Edge, FileGraph, Import, Ref, Symbol
 
@@ -93,7 +94,8 @@ class GraphStore:
     def __init__(self, db_path: Path):
         self.path = Path(db_path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
+        raw = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
+        self._db = CheckedConnection(raw, self.path)  # corruption → IndexDamaged, recorded for status
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._lock = threading.RLock()

@@ -169,3 +169,29 @@ async def test_a_running_owner_repairs_damage_it_meets(tmp_path):
         assert any(x["path"] == "src/auth/passwords.py" for x in found.structured_content["results"])
         assert not (await search(client, "HeaderParser"))["status"] == "degraded"
     tally("damaged-store cases repaired by a running owner")
+
+
+def test_damage_in_the_symbol_graph_is_recorded_like_the_manifests(indexed, tmp_path):
+    """The graph's tables live in the manifest's file but are read through their own connection:
+    a garbled graph page met by ``probe callers`` (the file's clean mark still matching, so no
+    open-time check runs) is one line naming the fix, recorded for status, and ``--rebuild`` fixes it."""
+    import sqlite3
+
+    root = _copy(indexed, tmp_path)
+    assert probe_cli("callers", "hash_password", root=root).returncode == 0  # the graph is built
+    manifest = root / ".probe" / "manifest.sqlite"
+    probe_cli("status", root=root)  # a clean close after the graph was written
+    db = sqlite3.connect(f"file:{manifest}?mode=ro", uri=True)
+    (page,) = db.execute("SELECT rootpage FROM sqlite_master WHERE name='graph_symbols'").fetchone()
+    db.close()
+    stat = manifest.stat()
+    _garble(manifest, range(page - 1, page))
+    os.utime(manifest, ns=(stat.st_atime_ns, stat.st_mtime_ns))  # the clean mark still matches
+    out = probe_cli("callers", "hash_password", root=root, check=False)
+    assert out.returncode == 1 and "Traceback" not in out.stderr, (out.stdout, out.stderr)
+    assert "damaged" in out.stderr and "probe index --rebuild" in out.stderr, out.stderr
+    st = json.loads(probe_cli("status", "--json", root=root).stdout)
+    assert st["index_damaged"] is True, st  # it was said once, then status called the index healthy
+    probe_cli("index", "--rebuild", "--lexical-only", "-q", root=root)
+    assert probe_cli("callers", "hash_password", root=root).returncode == 0
+    tally("damaged-store cases repaired by --rebuild")
