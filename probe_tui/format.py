@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from probe_core.config import user_data_dir
+
 _TIMING = re.compile(r"\b\d+(?:\.\d+)?\s?(?:ms|s|GB|GiB|MB)\b")
 
 STATUS_ICON = {"ok": "✔", "warn": "▲", "fail": "✖", "skip": "·"}
@@ -26,11 +28,13 @@ def rate(value: float | None, masked: bool) -> str:
 
 
 def mask_text(text: str, masked: bool, root: str | None = None) -> str:
-    """Hide timings, sizes and the absolute root in free text (doctor details, error lines)."""
+    """Hide timings, sizes, the absolute root and the user data dir in free text (doctor details,
+    error lines)."""
     if not masked or not text:
         return text
     if root:
         text = text.replace(root, "<repo>")
+    text = text.replace(str(user_data_dir()), "<data>")
     return _TIMING.sub("‹n›", text)
 
 
