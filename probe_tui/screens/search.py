@@ -34,6 +34,7 @@ class SearchScreen(Screen):
                 tooltip="from a text box to the results; in the range view: back"),
         Binding("e", "focus_instruction", "Instruction", show=False, tooltip="the rerank instruction box"),
     ]
+    MODE_KEY = next(b.key for b in BINDINGS if b.action == "cycle_mode")  # the mode label names it
 
     def __init__(self):
         super().__init__()
@@ -77,7 +78,7 @@ class SearchScreen(Screen):
         self.query_one(ResultList).focus()
 
     def _show_mode(self) -> None:
-        self.query_one("#mode", Label).update(f"mode [b]{self.mode}[/] (m)")
+        self.query_one("#mode", Label).update(f"mode [b]{self.mode}[/] ({self.MODE_KEY})")
 
     # -- searching ---------------------------------------------------------------------------
     @on(Input.Changed, "#query")

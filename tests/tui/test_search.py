@@ -83,3 +83,18 @@ async def test_a_query_over_the_limit_is_a_one_line_error_not_an_answer(configur
         await wait_for(pilot, lambda: "at most" in str(info.render()), what="the error")
         assert f"query is 100,000 characters; at most {QUERY.high:,} are accepted" in str(info.render())
         assert screen.results == [] and screen.preview_source is None
+
+
+async def test_the_mode_label_names_the_key_that_cycles_the_mode(configured_repo):
+    """The label said "(m)" after the mode key moved to `o` (m is the memory screen's key)."""
+    app = ProbeApp(configured_repo, engine_settings=FAST_ENGINE)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for(pilot, lambda: index_settled(app), what="the first index")
+        await pilot.press("slash")
+        screen = app.screen
+        label = str(screen.query_one("#mode").render())
+        key = label.rsplit("(", 1)[1].rstrip(")")
+        assert label.startswith("mode auto")
+        await pilot.press("escape", key)  # to the results list, then the key the label names
+        await pilot.pause()
+        assert isinstance(app.screen, SearchScreen) and screen.mode == "fast", (label, screen.mode)
