@@ -93,6 +93,18 @@ def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
     return root
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _session_probe_data(tmp_path_factory):
+    """Fixtures of module or session scope are set up before the per-test isolation below: they get
+    a data dir of their own too, never the user's (a module's fuzzed ``store`` calls made libraries
+    in ``~/.local/share/probe``)."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PROBE_DATA_DIR", str(tmp_path_factory.mktemp("probe-data-session")))
+        mp.setenv("PROBE_DAEMON", "0")
+        mp.setenv("PROBE_DAEMON_IDLE_S", "60")
+        yield
+
+
 @pytest.fixture(autouse=True)
 def _isolated_probe_data(tmp_path_factory, monkeypatch):
     """Keep the project registry (``projects.json``) out of the user's home. A CLI call that answers
