@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import itertools
-import json
 import os
 import random
 import shutil
@@ -21,6 +20,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from report import emit, percentile  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -30,11 +30,6 @@ QUERIES = ["parse a cookie header", "url routing rules", "how are redirects buil
            "websocket", "serve static files", "test client cookies", "proxy fix headers", "dispatch to app",
            "http date formatting", "range requests", "user agent parsing", "secure filename",
            "reloader watching files", "local proxies and context", "middleware for shared data"]
-
-
-def pct(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, round(q / 100 * len(xs) + 0.5) - 1))]
 
 
 def latencies(ask, queries, seconds: float, gap: float) -> list[float]:
@@ -106,14 +101,11 @@ def main() -> int:
         "repo": str(args.repo), "nice": args.nice, "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2),
         "raw_embed_chunks_per_s": round(raw, 1), "fill_chunks_per_s": round(alone, 1),
         "fill_vs_raw": round(alone / raw, 3), "fill_chunks_per_s_while_searching": round(with_queries, 1),
-        "search_while_filling_p50_ms": round(statistics.median(busy), 1), "search_while_filling_p95_ms": round(pct(busy, 95), 1),
-        "search_idle_p50_ms": round(statistics.median(idle), 1), "search_idle_p95_ms": round(pct(idle, 95), 1),
+        "search_while_filling_p50_ms": round(statistics.median(busy), 1), "search_while_filling_p95_ms": round(percentile(busy, 95), 1),
+        "search_idle_p50_ms": round(statistics.median(idle), 1), "search_idle_p95_ms": round(percentile(idle, 95), 1),
         "searches": [len(busy), len(idle)], "coverage_at_end": round(coverage["chunks_dense"] / coverage["chunks"], 3),
     }
-    print(json.dumps(out, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=2))
-    return 0
+    return emit(out, args.json)
 
 
 if __name__ == "__main__":

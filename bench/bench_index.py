@@ -9,7 +9,6 @@ over ≥ 50 queries. Copies the repository to a scratch folder so each run start
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import platform
 import random
@@ -19,6 +18,7 @@ import statistics
 import sys
 import time
 from pathlib import Path
+from report import emit, percentile  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -31,11 +31,6 @@ QUERIES = [
     "table with rows and columns", "tree control expanding nodes", "input field validation", "screen stack push pop",
     "command palette search", "logging to the devtools console", "measure the width of a unicode string",
 ]
-
-
-def percentile(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, int(round(q / 100 * len(xs) + 0.5)) - 1))]
 
 
 def main() -> int:
@@ -110,10 +105,7 @@ def main() -> int:
         "files_skipped": rep.files_skipped,
     }
     ws.close()
-    print(json.dumps(out, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=2))
-    return 0
+    return emit(out, args.json)
 
 
 if __name__ == "__main__":

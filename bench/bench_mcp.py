@@ -23,6 +23,7 @@ from pathlib import Path
 import anyio
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
+from report import emit, percentile  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,11 +31,6 @@ ROOT = Path(__file__).resolve().parents[1]
 def params(root: Path) -> StdioServerParameters:
     return StdioServerParameters(command=sys.executable, args=["-m", "probe_cli", "mcp", "--root", str(root)],
                                  env={**os.environ}, cwd=str(ROOT))
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, round(q / 100 * len(xs) + 0.5) - 1))]
 
 
 async def run(args) -> dict:
@@ -66,7 +62,7 @@ async def run(args) -> dict:
             r = await c.call_tool("search", {"query": q, "top_k": 10})
             lat.append((time.perf_counter() - t) * 1000)
             assert not r.is_error, r.content[0].text
-        out["search_ms"] = {"p50": round(pct(lat, 50), 1), "p95": round(pct(lat, 95), 1), "queries": len(lat)}
+        out["search_ms"] = {"p50": round(percentile(lat, 50), 1), "p95": round(percentile(lat, 95), 1), "queries": len(lat)}
 
         target = next(p for p in sorted(work.rglob(args.edit_glob)) if ".probe" not in p.parts)
         token = "zq" + uuid.uuid4().hex[:10]
@@ -98,10 +94,7 @@ def main() -> int:
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     out = anyio.run(run, args)
-    print(json.dumps(out, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=2))
-    return 0
+    return emit(out, args.json)
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ import tarfile
 import tempfile
 import time
 from pathlib import Path
+from report import emit, percentile  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -84,11 +85,6 @@ def build(tier: str, dest: Path) -> None:
                     (dest / "go" / rel).parent.mkdir(parents=True, exist_ok=True)
                     shutil.copy2(f, dest / "go" / rel)
     print(f"{dest}: {sum(1 for p in dest.rglob('*') if p.is_file())} files")
-
-
-def percentile(xs: list[float], q: float) -> float:
-    xs = sorted(xs)
-    return xs[min(len(xs) - 1, max(0, int(round(q / 100 * len(xs) + 0.5)) - 1))]
 
 
 def table_sizes(db_path: Path) -> dict[str, float]:
@@ -219,10 +215,7 @@ def main() -> int:
     os.environ.setdefault("PROBE_EMBEDDER", "minilm")
     out = measure(args.tree, args.work)
     out["code"] = str(args.code or ROOT)
-    print(json.dumps(out, indent=2))
-    if args.json:
-        args.json.write_text(json.dumps(out, indent=2))
-    return 0
+    return emit(out, args.json)
 
 
 if __name__ == "__main__":
