@@ -11,6 +11,8 @@ import os
 import sys
 from pathlib import Path
 
+from probe_core import environment
+
 EXIT_ERROR = 1
 EXIT_USAGE = 2
 EXIT_INTERNAL = 70
@@ -241,7 +243,7 @@ def _check_cwd(args) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
-    logging.basicConfig(level=os.environ.get("PROBE_LOG", "WARNING").upper(), stream=sys.stderr,
+    logging.basicConfig(level=environment.get("PROBE_LOG", "WARNING").upper(), stream=sys.stderr,
                         format="probe: %(levelname)s %(name)s: %(message)s")
     from probe_core.redaction import RedactingFilter, redact
 
@@ -271,7 +273,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
     except Exception as exc:  # a bug: one line unless debugging
-        if os.environ.get("PROBE_DEBUG"):
+        if environment.get("PROBE_DEBUG"):
             raise
         from probe_core.storage.damage import as_probe_error
 

@@ -3,8 +3,8 @@ after a cold answer, and ``probe stop``.
 
 Warm path: when a ``probe mcp`` or the background daemon owns the workspace, a CLI verb is one RPC
 over the owner's Unix socket. This module imports only ``probe_core.engine.client`` (``json``,
-``socket``): no model, no store, no tree-sitter, no settings, so the process costs Python's start
-plus a round trip. Anything unusual (no owner, an owner that just went away, ``probe index``
+``socket``) and ``probe_core.environment``: no model, no store, no tree-sitter, no settings code, so
+the process costs Python's start plus a round trip. Anything unusual (no owner, an owner that just went away, ``probe index``
 holding the lock) falls back to the full path, which knows every case.
 """
 from __future__ import annotations
@@ -13,13 +13,15 @@ import os
 import sys
 from pathlib import Path
 
+from probe_core import environment
+
 DEFAULT_RPC_TIMEOUT_S = 120.0
 DEFAULT_PING_S = 3.0  # an owner that does not answer a ping this fast is stopped or stuck (PROBE_OWNER_PING_S)
 
 
 def _rpc_timeout() -> float:
     # checked as EngineSettings checks it (importing that would cost the imports this path avoids)
-    raw = os.environ.get("PROBE_RPC_TIMEOUT_S") or ""
+    raw = environment.get("PROBE_RPC_TIMEOUT_S") or ""
     if not raw:
         return DEFAULT_RPC_TIMEOUT_S
     try:
@@ -65,7 +67,7 @@ def call_owner(root: Path | str, method: str, *args, **kwargs):
 
 def _ping_timeout() -> float:
     try:
-        return max(0.1, float(os.environ.get("PROBE_OWNER_PING_S") or DEFAULT_PING_S))
+        return max(0.1, float(environment.get("PROBE_OWNER_PING_S") or DEFAULT_PING_S))
     except ValueError:
         return DEFAULT_PING_S
 

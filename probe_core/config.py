@@ -2,7 +2,8 @@
 
 Environment: ``PROBE_PRESET``, ``QDRANT_URL`` / ``QDRANT_API_KEY`` (a Qdrant server instead of the
 embedded Qdrant Edge shard), ``TEI_EMBED_URL`` / ``TEI_API_KEY`` (a TEI embedder instead of the
-in-process model), ``RERANKER_URL``, ``PROBE_MAX_FILE_BYTES``.
+in-process model), ``RERANKER_URL``, ``PROBE_MAX_FILE_BYTES``. Every variable Probe reads, these and
+the rest, is listed in ``probe_core/environment.py``, the one reader of the environment.
 """
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ import uuid
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
+from . import environment
 from .errors import ConfigError
 from .private_dir import PROBE_DIR_NAME, ensure_private_dir
 from .redaction import register_secret, register_url_secrets
@@ -25,9 +27,9 @@ CONFIG_FILE = "config.json"
 def user_data_dir() -> Path:
     """Where user-level Probe data lives (global memory rules, libraries, registries):
     ``$PROBE_DATA_DIR``, else ``$XDG_DATA_HOME/probe``, else ``~/.local/share/probe``."""
-    if d := os.environ.get("PROBE_DATA_DIR"):
+    if d := environment.get("PROBE_DATA_DIR"):
         return Path(d).expanduser()
-    if d := os.environ.get("XDG_DATA_HOME"):
+    if d := environment.get("XDG_DATA_HOME"):
         return Path(d).expanduser() / "probe"
     return Path.home() / ".local" / "share" / "probe"
 
@@ -37,8 +39,8 @@ def user_data_dir_problem() -> str | None:
     or None. Checked early (doctor, status, ``probe mcp``'s start): otherwise nothing shows it until a
     global memory rule or a library fails to be written."""
     d = user_data_dir()
-    source = ("PROBE_DATA_DIR" if os.environ.get("PROBE_DATA_DIR") else
-              "XDG_DATA_HOME" if os.environ.get("XDG_DATA_HOME") else "the home directory")
+    source = ("PROBE_DATA_DIR" if environment.get("PROBE_DATA_DIR") else
+              "XDG_DATA_HOME" if environment.get("XDG_DATA_HOME") else "the home directory")
     for p in (d, *d.parents):
         if not p.exists():
             continue
@@ -124,7 +126,7 @@ class WorkspaceConfig:
 
     def with_env(self, env: dict[str, str] | None = None) -> "WorkspaceConfig":
         """Overlay environment settings (they win over the file)."""
-        env = os.environ if env is None else env
+        env = environment.environ() if env is None else env
         mapping = {"PROBE_PRESET": "preset", "QDRANT_URL": "qdrant_url", "QDRANT_API_KEY": "qdrant_api_key",
                    "TEI_EMBED_URL": "tei_url", "TEI_API_KEY": "tei_api_key", "RERANKER_URL": "reranker_url"}
         for var, attr in mapping.items():

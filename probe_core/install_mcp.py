@@ -37,6 +37,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import environment
 from .errors import ConfigError
 
 CLIENTS = ("claude", "cursor", "codex")
@@ -84,7 +85,7 @@ def command_warning(command: str) -> str | None:
     fix = f"give the full path (`--command {probe_command()[0]}`) or leave --command out to write it"
     if found is None:
         return f"`{command}` is not on PATH here, so the client may not find it either; {fix}"
-    venv = os.environ.get("VIRTUAL_ENV")
+    venv = environment.get("VIRTUAL_ENV")
     if venv and not os.path.isabs(command) and Path(found).parent == Path(venv) / "bin":
         # `uv run` and an activated venv put .venv/bin on this shell's PATH only
         return (f"`{command}` is found here only through the active virtualenv ({venv}); an editor started "
@@ -105,7 +106,7 @@ def server_entry(client: str, command: str | list[str] = "probe", root: Path | N
 
 
 def config_path(client: str, scope: str, root: Path) -> Path:
-    home = Path(os.environ.get("HOME") or Path.home())
+    home = Path(environment.get("HOME") or Path.home())
     if client == "claude":
         return root / ".mcp.json" if scope == "project" else home / ".claude.json"
     if client == "cursor":

@@ -11,10 +11,10 @@ passes it through ``redact`` as well.
 from __future__ import annotations
 
 import logging
-import os
 import re
 import threading
 from urllib.parse import urlsplit, urlunsplit
+from . import environment
 
 KEY_VARIABLES = ("QDRANT_API_KEY", "TEI_API_KEY", "RERANKER_API_KEY")
 MASK = "***"
@@ -46,7 +46,7 @@ def register_url_secrets(url: str | None) -> None:
 
 
 def _secrets() -> list[str]:
-    found = {os.environ.get(name) or "" for name in KEY_VARIABLES}
+    found = {environment.get(name) or "" for name in KEY_VARIABLES}
     with _lock:
         found |= _registered
     return sorted((s for s in found if len(s) >= _MIN_SECRET), key=len, reverse=True)

@@ -27,7 +27,7 @@ from pathlib import Path
 import anyio
 from mcp.server.mcpserver import MCPServer
 
-from probe_core import package_version
+from probe_core import environment, package_version
 from probe_core.errors import ProbeError
 from probe_core.private_dir import ensure_private_dir
 from probe_core.redaction import RedactingFilter
@@ -118,7 +118,7 @@ def find_root(start: Path) -> Path:
 
 def configure_logging(root: Path) -> None:
     """Probe's logs to stderr and a rotating ``.probe/logs/probe-mcp.log``; never to stdout."""
-    level = os.environ.get("PROBE_LOG", "INFO").upper()
+    level = environment.get("PROBE_LOG", "INFO").upper()
     fmt = logging.Formatter("%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
     handlers: list[logging.Handler] = []
     try:

@@ -6,7 +6,6 @@ posts a message back; the UI thread only renders.
 """
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -15,6 +14,8 @@ from textual.app import App, SystemCommand
 from textual.binding import Binding
 from textual.reactive import reactive
 from textual.screen import Screen
+
+from probe_core import environment
 
 from .messages import EngineOpened, StatusUpdated
 from .screens.dashboard import DashboardScreen
@@ -65,7 +66,7 @@ class ProbeApp(App):
         super().__init__()
         self.root = Path(root).resolve()
         self.session = EngineSession(self.root, engine_settings)
-        self.masked = masked if masked is not None else os.environ.get("PROBE_TUI_MASK") == "1"
+        self.masked = masked if masked is not None else environment.get("PROBE_TUI_MASK") == "1"
         self.start_engine = start_engine
         self.sub_title = self.root.name
         self.theme = THEMES[0]

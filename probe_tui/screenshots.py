@@ -31,6 +31,7 @@ import uuid
 from collections.abc import Callable
 from pathlib import Path
 
+from probe_core import environment
 from probe_core.config import init_workspace
 
 HERE = Path(__file__).resolve().parent.parent
@@ -192,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
         subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
         init_workspace(root, preset="embedded")
         seed_memory_and_libraries(root)
-        env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX")}
+        env = environment.child_env(without=("COLUMNS", "LINES", "TMUX"))
         term = Terminal(root, env, (cols, rows))
         try:
             term.start()

@@ -5,12 +5,12 @@ stack is optional, its absence is not a failure.
 """
 from __future__ import annotations
 
-import os
 import re
 
 import docker
 import httpx
 
+from .. import environment
 from ..config import WorkspaceConfig
 from ..errors import ProbeError
 from ..stack.docker_state import gpu_runtime, service_logs, service_states
@@ -33,7 +33,7 @@ def docker_check(client: docker.DockerClient | None, error: str | None, needed: 
             what = f"{v.get('Components', [{}])[0].get('Name') or 'engine'} {v.get('Version', '?')}"
         except Exception:  # noqa: BLE001 - version is decoration; ping already succeeded
             what = "engine"
-        return Check("docker", "ok", f"{what} reachable at {os.environ.get('DOCKER_HOST') or 'the default socket'}",
+        return Check("docker", "ok", f"{what} reachable at {environment.get('DOCKER_HOST') or 'the default socket'}",
                      group=G)
     if needed:
         return Check("docker", "fail", error or "no Docker engine answers",
@@ -177,7 +177,7 @@ def reranker_check(cfg: WorkspaceConfig, client, timeout_s: float) -> Check:
     from ..rerank import RerankClient
 
     try:
-        with RerankClient(url, timeout_s=max(10.0, timeout_s), api_key=os.environ.get("RERANKER_API_KEY")) as rr:
+        with RerankClient(url, timeout_s=max(10.0, timeout_s), api_key=environment.get("RERANKER_API_KEY")) as rr:
             health = rr.health(timeout_s=timeout_s * 2)
             scores = rr.rerank_or_raise("parse an HTTP header", ["def parse_header(line): ...", "import os"])
             latency = rr.last_latency_ms or 0.0

@@ -1,9 +1,9 @@
 """Choose the embedder a workspace's preset and settings call for."""
 from __future__ import annotations
 
-import os
 import threading
 
+from .. import environment
 from ..config import WorkspaceConfig
 from ..errors import ConfigError
 from .protocol import Embedder
@@ -19,7 +19,7 @@ def make_embedder(config: WorkspaceConfig) -> Embedder:
     each); a TEI client is cheap and made per workspace."""
     if config.tei_url:
         return _new_embedder(config)
-    key = (config.preset, os.environ.get("PROBE_EMBEDDER", "minilm"))
+    key = (config.preset, environment.get("PROBE_EMBEDDER", "minilm"))
     with _shared_lock:
         if key not in _shared:
             _shared[key] = _new_embedder(config)
@@ -42,7 +42,7 @@ def _new_embedder(config: WorkspaceConfig) -> Embedder:
     if spec.name != "embedded":
         raise ConfigError(
             f"preset {spec.name!r} needs a TEI endpoint: set TEI_EMBED_URL or run `probe up --profile {spec.name}`")
-    choice = os.environ.get("PROBE_EMBEDDER", "minilm")
+    choice = environment.get("PROBE_EMBEDDER", "minilm")
     if choice == "minilm":
         from .onnx_minilm import OnnxMiniLMEmbedder
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .. import environment
 from probe_core.embedding._pooling import l2_normalise, masked_mean
 from probe_core.embedding._text import encodable
 from probe_core.errors import BackendUnavailable, ConfigError, EmbeddingError
@@ -151,7 +152,7 @@ class OnnxMiniLMEmbedder:
         # onnxruntime 1.32 on Linux writes a device id under ~/.cache/Microsoft/DeveloperTools and
         # queues a telemetry upload when it starts; Probe is local and offline, so opt out before
         # the import (a user who set the variable keeps their value).
-        os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+        environment.set_default("ORT_DISABLE_TELEMETRY", "1")
         import onnxruntime
         from tokenizers import Tokenizer
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import environment
 from .lock import read_owner_info, socket_path_for
 from .rpc import rpc_call
 
@@ -41,9 +42,9 @@ class AttachedEngine:
         return self._call("open_file", {"path": path, "start_line": start_line, "end_line": end_line})
 
     def intel(self, tool: str, args: dict) -> dict:
-        if tool in LSP_TOOLS and args.get("lsp") is None and os.environ.get("PROBE_LSP"):
+        if tool in LSP_TOOLS and args.get("lsp") is None and environment.get("PROBE_LSP"):
             # the owner would read its own environment: this caller's PROBE_LSP decides its request
-            args = {**args, "lsp": os.environ["PROBE_LSP"] == "1"}
+            args = {**args, "lsp": environment.get("PROBE_LSP") == "1"}
         return self._call("intel", {"tool": tool, "args": args})
 
     def memory(self, action: str, args: dict) -> dict:

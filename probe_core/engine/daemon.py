@@ -28,6 +28,7 @@ import sys
 import time
 from pathlib import Path
 
+from .. import environment
 from ..errors import BackendUnavailable, ProbeError
 from ..private_dir import ensure_private_dir
 from ..redaction import RedactingFilter
@@ -47,7 +48,7 @@ def auto_start_enabled(env: dict | None = None) -> bool:
     answered by itself, and for ``probe index --background``. Off, the CLI never starts one; an owner
     that already runs (a ``probe mcp``, a daemon started earlier, a blocking ``probe index``) still
     answers every call, since only one process may open a workspace's index."""
-    env = os.environ if env is None else env
+    env = environment.environ() if env is None else env
     return env.get("PROBE_DAEMON", "1").strip().lower() not in ("0", "false", "no", "off")
 
 
@@ -161,7 +162,7 @@ def run_daemon(root: Path) -> int:
     from .service import OwnerEngine
     from .settings import EngineSettings
 
-    logging.basicConfig(level=os.environ.get("PROBE_LOG", "INFO").upper(), stream=sys.stderr,
+    logging.basicConfig(level=environment.get("PROBE_LOG", "INFO").upper(), stream=sys.stderr,
                         format="%(asctime)s %(process)d %(levelname)s %(name)s: %(message)s")
     for handler in logging.getLogger().handlers:  # API keys never reach the log (docs/reliability.md)
         handler.addFilter(RedactingFilter())

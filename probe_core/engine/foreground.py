@@ -18,6 +18,7 @@ import os
 import threading
 from pathlib import Path
 
+from .. import environment
 from ..errors import ProbeError
 from ..indexing.indexer import DENSE_BATCH
 from ..records import IndexProgress
@@ -35,7 +36,7 @@ class ForegroundIndex(OwnerEngine):
         base = settings or EngineSettings.from_env()
         # waited on by its user: dense batches as large as the plain indexer's (64; a server's 16 took
         # ~1.3x as long here), unless PROBE_DENSE_BATCH says otherwise; searches still run between them
-        batch = base.dense_batch if os.environ.get("PROBE_DENSE_BATCH") else DENSE_BATCH
+        batch = base.dense_batch if environment.get("PROBE_DENSE_BATCH") else DENSE_BATCH
         super().__init__(root, dataclasses.replace(base, watch=False, dense_batch=batch), kind="index")
         self._dense = dense
         self._embedded = 0  # chunks this run embedded: the report's chunks_embedded

@@ -18,6 +18,7 @@ import stat
 import time
 from pathlib import Path
 
+from .. import environment
 from ..private_dir import ensure_private_dir
 
 LOCK_FILE = "engine.lock"
@@ -88,7 +89,7 @@ def socket_path_for(probe_dir: Path) -> Path:
     import tempfile
 
     digest = hashlib.sha256(os.fsencode(Path(probe_dir).resolve())).hexdigest()[:20]
-    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    runtime = environment.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isdir(runtime) and os.access(runtime, os.W_OK):
         base = Path(runtime)
     else:

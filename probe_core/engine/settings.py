@@ -1,29 +1,14 @@
-"""Knobs of the long-running engine (``probe mcp``), read from the environment in one place.
+"""Knobs of the long-running engine (``probe mcp``), parsed and checked in one place.
 
-Every value has a default sized for a developer machine; tests shorten the timers.
-
-| variable | default | meaning |
-| --- | --- | --- |
-| ``PROBE_WATCH`` | ``1`` | ``0`` turns the file watcher off (the index then changes only on restart) |
-| ``PROBE_DEBOUNCE_S`` | ``3`` | trailing debounce: a change is indexed after this much quiet |
-| ``PROBE_MAX_WAIT_S`` | ``30`` | ...or at the latest this long after the first change of a batch |
-| ``PROBE_STABLE_S`` | ``0.25`` | file-stable check: size and mtime must not move across this interval |
-| ``PROBE_BURST_FILES`` | ``200`` | a batch with more changed paths than this becomes one full incremental scan |
-| ``PROBE_RESCAN_S`` | ``900`` | periodic stat rescan (mtime, size, ctime, inode) that catches missed events |
-| ``PROBE_DENSE_BATCH`` | ``16`` | chunks embedded between two chances for a search to run first |
-| ``PROBE_ATTACH_TIMEOUT_S`` | ``30`` | how long an attached process waits for an owner (or to become one) |
-| ``PROBE_RPC_TIMEOUT_S`` | ``120`` | how long an attached process waits for one answer from the owner |
-| ``PROBE_TAKEOVER_POLL_S`` | ``0.5`` | how often an attached process checks whether the owner is gone |
-| ``PROBE_MAX_TOKENS`` | ``6000`` | default token budget of an MCP ``search`` answer |
-| ``PROBE_RECORD_INTERVAL_S`` | ``300`` | owner heartbeat: re-record the workspace (``probe prune``); at most 300 |
-| ``PROBE_DAEMON_IDLE_S`` | ``600`` | the background owner (``daemon.py``) exits after this long with nothing to do |
-| ``PROBE_DAEMON`` | ``1`` | ``0``: the CLI never starts the background owner (``--background`` is refused); a running owner still answers |
+Every value has a default sized for a developer machine; tests shorten the timers. The variables
+(``PROBE_WATCH``, ``PROBE_DEBOUNCE_S``, ... ``PROBE_DAEMON``), their defaults and meanings are listed
+with every other setting in ``probe_core/environment.py`` (tests check the defaults agree).
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
+from .. import environment
 from ..errors import ConfigError
 from ..indexing.watcher import WatchSettings
 from ..registry.recording import RECORD_INTERVAL_S
@@ -70,7 +55,7 @@ class EngineSettings:
 
     @classmethod
     def from_env(cls, env: dict | None = None) -> EngineSettings:
-        env = os.environ if env is None else env
+        env = environment.environ() if env is None else env
         d = cls()  # the defaults (a slots dataclass has no class-level field values)
         return cls(
             watch=env.get("PROBE_WATCH", "1").strip().lower() not in ("0", "false", "no", "off"),

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
+from .. import environment
 
 # the settings that choose the backends, the model and what is indexed (config.py reads them)
 SETTING_VARS = ("PROBE_PRESET", "PROBE_EMBEDDER", "QDRANT_URL", "QDRANT_API_KEY", "TEI_EMBED_URL", "TEI_API_KEY",
@@ -24,7 +24,7 @@ CONFIG_DEFAULTS = {"preset": "embedded", "qdrant_url": None, "qdrant_api_key": N
 
 def settings_digest(probe_dir: Path | str, env: dict | None = None) -> str:
     """A digest of this process's backend settings for the workspace whose data dir is ``probe_dir``."""
-    env = os.environ if env is None else env
+    env = environment.environ() if env is None else env
     try:
         config = json.loads((Path(probe_dir) / "config.json").read_text("utf-8"))
     except (OSError, ValueError):
@@ -41,5 +41,5 @@ def differing(probe_dir: Path | str, published: str | None, env: dict | None = N
     owner published none); else the names set here (values are never shown: they may be keys)."""
     if not published or published == settings_digest(probe_dir, env):
         return []
-    env = os.environ if env is None else env
+    env = environment.environ() if env is None else env
     return [k for k in SETTING_VARS if env.get(k)] + ["config.json"]

@@ -11,9 +11,9 @@ running owner, and close with the pool.
 from __future__ import annotations
 
 import logging
-import os
 import threading
 
+from .. import environment
 from ..engine import EngineHandle, EngineSettings
 from . import registry
 from .registry import LibraryError
@@ -36,7 +36,7 @@ class LibraryPool:
                  poll_s: float | None = None):
         self.settings = settings or EngineSettings.from_env()
         self.background = background
-        self.poll_s = poll_s if poll_s is not None else float(os.environ.get("PROBE_LIBRARY_POLL_S", "1.0"))
+        self.poll_s = poll_s if poll_s is not None else float(environment.get("PROBE_LIBRARY_POLL_S", "1.0"))
         self._engines: dict[str, EngineHandle] = {}
         self._lock = threading.RLock()
         self._stop = threading.Event()

@@ -2,9 +2,9 @@
 Qdrant servers involved (each workspace's newest ``last_seen_at`` wins)."""
 from __future__ import annotations
 
-import os
 from typing import Callable
 
+from .. import environment
 from ..redaction import public_url
 from .records import Registry, WorkspaceRecord
 from .server_copy import SERVER_COLLECTION, server_records
@@ -17,7 +17,7 @@ def _default_connect(url: str):
 
     if url.startswith("local:"):
         return QdrantClient(location=":memory:") if url == "local::memory:" else QdrantClient(path=url[6:])
-    return QdrantClient(url=url, api_key=os.environ.get("QDRANT_API_KEY") or None, timeout=10,
+    return QdrantClient(url=url, api_key=environment.get("QDRANT_API_KEY") or None, timeout=10,
                         check_compatibility=False)
 
 
@@ -56,7 +56,7 @@ class _Servers:
 
 def _server_urls(local: list[WorkspaceRecord], extra: list[str] | None) -> list[str]:
     urls: list[str] = []
-    for u in [*(extra or []), public_url(os.environ.get("QDRANT_URL")),
+    for u in [*(extra or []), public_url(environment.get("QDRANT_URL")),
               *(r.url for r in local if r.backend == "qdrant")]:
         if u and u not in urls:
             urls.append(u)

@@ -5,12 +5,12 @@ import dataclasses
 import functools
 import json
 import math
-import os
 import time
 from dataclasses import dataclass, field
 
 import pathspec
 
+from .. import environment
 from .. import sparse
 from ..errors import BackendUnavailable, ConfigError, EmbeddingError, ProbeError
 from ..limits import QUERY, TOP_K
@@ -343,7 +343,7 @@ def _rerank(ws: Workspace, query: str, instruction: str | None, ranges: list[Ran
 
     n = candidates_to_rerank(len(ranges))
     head = ranges[:n]
-    client = client_for(ws.config.reranker_url, os.environ.get("RERANKER_API_KEY"))
+    client = client_for(ws.config.reranker_url, environment.get("RERANKER_API_KEY"))
     scores = client.rerank(query, [files.snippet(r.path, r.start, r.end) for r in head], instruction)
     if scores is None:
         return ranges, {}, "the reranker did not answer in time: RRF order kept"

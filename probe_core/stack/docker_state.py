@@ -6,7 +6,6 @@ or podman's ``podman system service`` socket via ``DOCKER_HOST``.
 """
 from __future__ import annotations
 
-import os
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -14,6 +13,7 @@ from dataclasses import dataclass, field
 import docker
 from docker.errors import DockerException, NotFound
 
+from .. import environment
 from .errors import DockerUnavailable
 
 PROJECT_LABEL = "com.docker.compose.project"
@@ -22,7 +22,7 @@ SERVICE_LABEL = "com.docker.compose.service"
 
 def connect(timeout: float = 3.0) -> docker.DockerClient:
     """A client that has answered a ping; ``DockerUnavailable`` (one line, with the fix) otherwise."""
-    where = os.environ.get("DOCKER_HOST") or "the default socket (/var/run/docker.sock)"
+    where = environment.get("DOCKER_HOST") or "the default socket (/var/run/docker.sock)"
     try:
         client = docker.from_env(timeout=max(1, int(timeout)))
         client.ping()

@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import environment
 from ..config import PRESETS
 from ..hardware import Recommendation, cpu_tag
 from .errors import StackConfigError
@@ -38,9 +39,9 @@ _SAFE_VALUE = re.compile(r"^[A-Za-z0-9._:/@+=,-]*$")
 
 def state_dir() -> Path:
     """Per-user state: ``$PROBE_STATE_DIR``, else ``$XDG_STATE_HOME/probe``, else ``~/.local/state/probe``."""
-    if os.environ.get("PROBE_STATE_DIR"):
-        return Path(os.environ["PROBE_STATE_DIR"]).expanduser()
-    base = os.environ.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
+    if environment.get("PROBE_STATE_DIR"):
+        return Path(environment.get("PROBE_STATE_DIR")).expanduser()
+    base = environment.get("XDG_STATE_HOME") or Path.home() / ".local" / "state"
     return Path(base) / "probe"
 
 
@@ -114,7 +115,7 @@ def plan(
     ``TEI_IMAGE_TAG`` in the environment) overrides the detected tag, and a GPU tag then means
     the GPU variant (the engine behind ``DOCKER_HOST`` may be another machine's).
     """
-    env = os.environ if env is None else env
+    env = environment.environ() if env is None else env
     if profile not in STACK_PROFILES:
         hint = " (the embedded default needs no stack)" if profile == "embedded" else ""
         raise StackConfigError(f"unknown stack profile {profile!r}{hint}; choose one of {', '.join(STACK_PROFILES)}")

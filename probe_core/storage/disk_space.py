@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from .. import environment
 from ..errors import DiskFull
 
 DEFAULT_MIN_FREE_MB = 128
@@ -25,7 +26,7 @@ OPEN_MIN_FREE_MB = 80
 
 def min_free_bytes() -> int:
     """The margin kept free: ``PROBE_MIN_FREE_MB`` (0 turns the check off), default 128 MB."""
-    raw = os.environ.get("PROBE_MIN_FREE_MB", "")
+    raw = environment.get("PROBE_MIN_FREE_MB", "")
     try:
         mb = int(raw) if raw.strip() else DEFAULT_MIN_FREE_MB
     except ValueError:

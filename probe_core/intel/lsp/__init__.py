@@ -12,9 +12,9 @@ stops an idle server. pygls loads only when a server is asked.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
+from ... import environment
 from ..model import Item, Symbol
 from ..resolve import family
 
@@ -32,14 +32,14 @@ def enabled(ws, requested: bool | None = None) -> bool:
     """Whether to ask a language server: the request, else ``PROBE_LSP``, else the workspace config."""
     if requested is not None:
         return requested
-    env = os.environ.get("PROBE_LSP")
+    env = environment.get("PROBE_LSP")
     if env:
         return env == "1"
     return ws.config.lsp
 
 
 def timeout_s() -> float:
-    return float(os.environ.get("PROBE_LSP_TIMEOUT_S") or 10)
+    return float(environment.get("PROBE_LSP_TIMEOUT_S") or 10)
 
 
 def ask(ctx, targets: list[Symbol], question: str, *, use: bool | None = None, **kwargs) -> LspAnswer:

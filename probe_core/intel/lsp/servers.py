@@ -14,6 +14,7 @@ import shutil
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from ... import environment
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,7 +51,7 @@ def find_command(exe: str) -> str | None:
 def discover(language: str) -> tuple[ServerSpec | None, list[str] | None, str]:
     """(spec, argv, why): argv is None when no server can answer for `language`; `why` says so."""
     var = f"PROBE_LSP_SERVER_{language.upper()}"
-    chosen = os.environ.get(var)
+    chosen = environment.get(var)
     if chosen is not None:
         argv = shlex.split(chosen)
         if not argv:

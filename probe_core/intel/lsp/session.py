@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
+from ... import environment
 from .servers import ServerSpec
 
 T = TypeVar("T")
@@ -34,7 +35,7 @@ class LspError(Exception):
 
 
 def idle_seconds() -> float:
-    return float(os.environ.get("PROBE_LSP_IDLE_S") or 300)
+    return float(environment.get("PROBE_LSP_IDLE_S") or 300)
 
 
 _loop: asyncio.AbstractEventLoop | None = None
