@@ -20,7 +20,7 @@ import numpy as np
 
 from probe_core.embedding._pooling import l2_normalise
 from probe_core.embedding._text import encodable
-from probe_core.errors import BackendUnavailable, ConfigError, EmbeddingError
+from probe_core.errors import BackendUnavailable, ConfigError, EmbeddingError, ProbeError
 from probe_core.redaction import redact
 
 #: The task Qwen3-Embedding's model card recommends phrasing per use; this one is ours.
@@ -50,7 +50,7 @@ class TeiInfo:
     version: str | None
 
 
-class _Retryable(Exception):
+class _Retryable(ProbeError):
     """One attempt failed in a way another attempt may fix."""
 
     def __init__(self, message: str, *, unreachable: bool, retry_after: float | None = None):
@@ -59,7 +59,7 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
-class _BatchTooLarge(Exception):
+class _BatchTooLarge(ProbeError):
     """HTTP 413 about the batch size: the server's max_client_batch_size is below ours."""
 
 

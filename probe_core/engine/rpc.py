@@ -31,7 +31,7 @@ MAX_LINE = 16 * 1024 * 1024
 Dispatch = Callable[[str, dict], object]
 
 
-class OwnerUnavailable(Exception):
+class OwnerUnavailable(errors.ProbeError):
     """No owner answered: nothing listens on the socket, or the connection dropped mid-request."""
 
 

@@ -39,6 +39,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 import watchfiles
 from watchfiles import Change
 
+from ..errors import ProbeError
 from ..scan import ALWAYS_IGNORED_NAMES, IgnoreRules, Listing, walk_tree
 
 log = logging.getLogger("probe.watch")
@@ -55,7 +56,7 @@ _LIMIT_FILES = ("/proc/sys/fs/inotify/max_user_watches", "/proc/sys/user/max_ino
 _DEFAULT_LIMIT = 8192
 
 
-class WatchLimitReached(RuntimeError):
+class WatchLimitReached(ProbeError, RuntimeError):
     """The user's inotify watches (or inotify instances) ran out."""
 
 

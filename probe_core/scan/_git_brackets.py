@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import re
 
+from ..errors import ProbeError
+
 # Supplementary private-use characters: never in a real ignore line (one that holds them is skipped)
 _PLACEHOLDER_BASE = 0xF0000
 _PLACEHOLDERS = re.compile("[\U000F0000-\U000FFFFD]")
@@ -31,7 +33,7 @@ _CLASSES = {
 }
 
 
-class InertPattern(ValueError):
+class InertPattern(ProbeError, ValueError):
     """A line git accepts but can never match with; the message says why."""
 
 

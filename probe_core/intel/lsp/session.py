@@ -23,6 +23,7 @@ from lsprotocol import types as lsp
 from pygls.lsp.client import LanguageClient
 
 from ... import environment
+from ...errors import ProbeError
 from .servers import ServerSpec
 
 T = TypeVar("T")
@@ -30,7 +31,7 @@ RETRY_AFTER_FAILED_START_S = 60.0  # a server that cannot start is not retried o
 STOP_GRACE_S = 2.0
 
 
-class LspError(Exception):
+class LspError(ProbeError):
     """The server could not answer; the caller falls back to the tree-sitter graph."""
 
 
