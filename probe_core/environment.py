@@ -101,8 +101,13 @@ WRITTEN: dict[str, str] = {
 }
 
 
+_BY_NAME = {v.name: v for v in VARIABLES}
+
+
 def variable(name: str) -> Variable:
     """The listed variable ``name`` is, else ``KeyError``: reading an unlisted one is a bug."""
+    if name in _BY_NAME:
+        return _BY_NAME[name]
     for v in VARIABLES:
         if v.covers(name):
             return v
