@@ -1,16 +1,17 @@
 """One helper object per open ``Workspace`` (a text cache, a graph connection), made on first use
-and dropped with the workspace: weakly keyed, so a closed workspace never keeps it alive."""
+and dropped with the workspace: weakly keyed, so a closed workspace never keeps it alive.
+
+Keyed by any weakly referable object: this module sits below ``workspace``, which calls
+``forget_workspace`` when it closes."""
 from __future__ import annotations
 
 import threading
 import weakref
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Generic, TypeVar
-
-if TYPE_CHECKING:
-    from .workspace import Workspace
+from typing import Any, Generic, TypeVar
 
 T = TypeVar("T")
+Workspace = Any  # the ``workspace.Workspace`` a helper belongs to (importing it would close a cycle)
 
 
 _ALL: weakref.WeakSet = weakref.WeakSet()  # every PerWorkspace, for ``forget_workspace``

@@ -1,4 +1,5 @@
-"""A workspace: one repository root, its ``.probe/`` folder, and the backends it is wired to.
+"""A workspace: one root, its data dir (``.probe/``), the backends it is wired to, and its
+collection profile (``collection``: a code project or a reference library's index).
 
 Backends open lazily so that ``probe status`` or an MCP ``initialize`` never waits on a model.
 """
@@ -11,6 +12,7 @@ import uuid
 from functools import cached_property
 from pathlib import Path
 
+from .collection import CollectionProfile, make_profile
 from .config import PROBE_DIR, WorkspaceConfig, init_workspace, load_config
 from .embedding.protocol import Embedder
 from .errors import ConfigError, WorkspaceNotFound
@@ -44,13 +46,12 @@ class Workspace:
         self.config = config
         # the data dir: ``root/.probe`` for a project; a library keeps it under the user data dir
         self.probe_dir = Path(probe_dir).resolve() if probe_dir is not None else self.root / PROBE_DIR
-        # reference libraries (``probe_core.libraries``) set these; a project leaves them empty
-        self.extra_payload: dict = {}  # merged into every point's payload
-        self.library = None  # a LibraryProfile: which files, how to chunk them, keep deletions or not
         self.write_lock = threading.RLock()  # one indexer at a time inside this process
         self.state_version = 0  # bumped on every write; keys the search cache with the generation
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()  # the model loads once even if two threads ask at once
+        # what to scan, how to read and chunk, how search answers: code, or a library's documents
+        self.profile: CollectionProfile = make_profile(self)
 
     # -- opening -----------------------------------------------------------------------------
     @classmethod
@@ -69,22 +70,31 @@ class Workspace:
             cfg, _ = init_workspace(root, probe_dir=probe_dir)
         elif probe_dir is None:
             keep_out_of_git(root / PROBE_DIR)  # a .probe/ made by a Probe that edited .gitignore instead
-        ws = cls(root, cfg.with_env(), probe_dir=probe_dir)
-        if "library" in ws.config.extra:  # the data dir of a reference library's index
-            from .libraries.workspace import configure_library
-
-            configure_library(ws)
-        return ws
+        return cls(root, cfg.with_env(), probe_dir=probe_dir)
 
     @property
     def workspace_id(self) -> str:
         return self.config.workspace_id
 
+    @property
+    def extra_payload(self) -> dict:
+        """Merged into every point's payload (a library's collection and name)."""
+        return self.profile.payload
+
+    @property
+    def library(self):
+        """The profile of a reference library's index, None for a project. Kept for callers that
+        ask; Probe's own code asks ``profile`` what to do instead."""
+        return self.profile if self.profile.kind == "library" else None
+
     @cached_property
     def project_id(self) -> str:
-        """Remote-based identity (see ``memory.identity``); the folder-name hash if that fails."""
+        """Remote-based identity (see ``project_identity``); the folder-name hash if that fails. A
+        profile with an id of its own (a library's) keeps it."""
+        if self.profile.project_id:
+            return self.profile.project_id
         try:
-            from .memory.identity import resolve_project_id
+            from .project_identity import resolve_project_id
 
             return resolve_project_id(self.root)
         except Exception:  # noqa: BLE001 - identity must never break opening a workspace
@@ -92,9 +102,9 @@ class Workspace:
 
     @property
     def branch(self) -> str:
-        """The checked-out git branch ("" outside git, and for a library's index: libraries are not
-        tracked per branch, their folder is indexed as it is)."""
-        return "" if self.library is not None else git_branch(self.root)
+        """The checked-out git branch ("" outside git, and where the profile does not track branches:
+        a library's folder is indexed as it is)."""
+        return git_branch(self.root) if self.profile.tracks_branches else ""
 
     @property
     def collection(self) -> str:

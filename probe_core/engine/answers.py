@@ -14,104 +14,41 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, InvalidRange, ProbeError
 from ..limits import MAX_TOKENS
+from ..retrieval.coverage import EMPTY_INDEX, EMPTY_INDEX_ADVICE
+# fit_budget and mark_project live with the other last steps of an answer (retrieval/finish.py);
+# named here too for the faces and benches that import them from the engine
+from ..retrieval.finish import fit_answer, fit_budget, mark_project  # noqa: F401
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
 
-CHARS_PER_TOKEN = 4
-RESULT_OVERHEAD_CHARS = 160  # path, source, scores and JSON punctuation of one result
-ANSWER_OVERHEAD_CHARS = 400
-SNIPPET_STEPS = (10, 5, 2)  # lines kept when a snippet must shrink, tried in this order
 MAX_OPEN_LINES = 400  # one open_file answer; longer ranges come back in pages
 MAX_OPEN_BYTES = 20 * 1024 * 1024
 _SOURCE_REF = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
 
 
-def estimate_tokens(text: str) -> int:
-    """Rough token count of text (chars / 4), the budget's unit."""
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
-
-
-def _result_chars(r: dict) -> int:
-    return len(r.get("snippet") or "") + RESULT_OVERHEAD_CHARS + len(r.get("path", ""))
-
-
-def fit_budget(results: list[dict], max_tokens: int | None) -> dict:
-    """Trim ``results`` in place to fit ``max_tokens``: shorter snippets first, then fewer results.
-
-    Snippets shrink from the lowest-ranked result upward, in steps (10, 5, 2 lines), so the best
-    hits keep the most text; only when every snippet is down to 2 lines are results dropped from
-    the end (at least one is always kept). Returns what was cut.
-    """
-    budget_chars = None if max_tokens is None else max_tokens * CHARS_PER_TOKEN - ANSWER_OVERHEAD_CHARS
-    cut = {"results_dropped": 0, "snippets_shortened": 0, "max_tokens": max_tokens,
-           "estimated_tokens": 0}
-    total = sum(_result_chars(r) for r in results)
-    if budget_chars is not None and total > budget_chars:
-        shortened: set[int] = set()
-        for keep in SNIPPET_STEPS:
-            for i in range(len(results) - 1, -1, -1):
-                if total <= budget_chars:
-                    break
-                r = results[i]
-                lines = (r.get("snippet") or "").split("\n")
-                if len(lines) > keep:
-                    before = _result_chars(r)
-                    r["snippet"] = "\n".join(lines[:keep])
-                    r["snippet_truncated"] = True
-                    total += _result_chars(r) - before
-                    shortened.add(i)
-            if total <= budget_chars:
-                break
-        while total > budget_chars and len(results) > 1:
-            dropped = results.pop()
-            shortened.discard(len(results))
-            total -= _result_chars(dropped)
-            cut["results_dropped"] += 1
-        cut["snippets_shortened"] = len(shortened)
-    cut["estimated_tokens"] = (total + ANSWER_OVERHEAD_CHARS) // CHARS_PER_TOKEN
-    return cut
-
-
-EMPTY_INDEX = "the index is empty"
-EMPTY_INDEX_ADVICE = "run `probe index` (or wait for the first scan)"  # retrieval/search.py's words
-
-
 def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto",
                   instruction: str | None = None, filters: dict | None = None,
                   max_tokens: int | None = None) -> dict:
-    """``probe_core.search`` shaped for agents: every result says whether its snippet is whole,
-    and the answer fits ``max_tokens`` (None: no budget), saying what it cut."""
-    from ..retrieval.search import search
-
+    """The workspace's search (its profile's: a project ranks code, a library answers from its
+    documents) shaped for agents: every result says whether its snippet is whole, and the answer
+    fits ``max_tokens`` (None: no budget), saying what it cut."""
     if max_tokens is not None:
         MAX_TOKENS.check(max_tokens)
-    if getattr(ws, "library", None) is not None:  # a reference library's index: snippets from the index
-        from ..libraries.search import library_search
-
-        out = library_search(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters)
-    else:
-        out = search(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters).to_dict()
+    out = ws.profile.search(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters)
     if len(out["results"]) < top_k:  # few or no hits: make sure it is not because the store lost its points
         _flag_lost_points(ws, out)
     if not out["results"] and filters:
         _explain_empty(ws, out, filters)
-    if (out.get("message") or "").startswith(EMPTY_INDEX) and getattr(ws, "library", None) is None:
+    if (out.get("message") or "").startswith(EMPTY_INDEX):  # (a library's notes start with its name)
         from ..indexing.empty_reason import why_nothing_indexed
 
         if ws.manifest.generation and (why := why_nothing_indexed(ws.root)):  # a scan ran and found nothing
             out["message"] = out["message"].replace(EMPTY_INDEX_ADVICE, why, 1)
-    for r in out["results"]:
-        shown = len(r["snippet"].split("\n")) if r["snippet"] else 0
-        r["snippet_truncated"] = shown < r["end_line"] - r["start_line"] + 1
     # whose similarity scale signals.dense_score is on (fusing a project with libraries compares them)
     out["embedding_model_id"] = ws.manifest.get_meta("embedding_model_id")
-    cut = fit_budget(out["results"], max_tokens)
-    out["truncated"] = cut
-    if cut["results_dropped"] or cut["snippets_shortened"]:
-        note = (f"trimmed to fit max_tokens={max_tokens}: {cut['snippets_shortened']} snippets shortened, "
-                f"{cut['results_dropped']} results dropped; open_file(source) reads any range in full, "
-                "or ask again with a larger max_tokens")
+    note = fit_answer(out, max_tokens)
+    if note:
         out["message"] = f"{out['message']}; {note}" if out.get("message") else note
     return out
 
@@ -128,14 +65,6 @@ def note_pending_update(out: dict, pending: int) -> None:
     note = (f"an index update is pending ({pending} change(s) seen, not indexed yet, e.g. a checkout): results "
             "may show old content and miss new code; open_file reads the current text")
     out["message"] = f"{note}; {out['message']}" if out.get("message") else note
-
-
-def mark_project(answer: dict) -> dict:
-    """Say on each result that it comes from the project (libraries' results say their library)."""
-    for r in answer.get("results", []):
-        r.setdefault("collection", "project")
-        r.setdefault("library_name", None)
-    return answer
 
 
 def _flag_lost_points(ws: Workspace, out: dict) -> None:

@@ -45,7 +45,7 @@ CAPABILITIES = {"search": True, "open_file": True, "lexical": True, "dense": Tru
 def _note_seen(ws: Workspace, min_interval_s: float = 0.0) -> None:
     from ..registry import note_seen
 
-    if getattr(ws, "library", None) is not None:  # libraries have their own registry (libraries.json)
+    if not ws.profile.records_project:  # libraries have their own registry (libraries.json)
         return
     note_seen(ws, min_interval_s=min_interval_s)
 
@@ -277,7 +277,7 @@ class OwnerEngine:
         from ..indexing.watcher import RepoWatcher
 
         ws = self._ws
-        rules = ws.library.ignore_rules(self.root) if ws is not None and ws.library is not None else None
+        rules = ws.profile.ignore_rules(self.root) if ws is not None else None
         self._watcher = RepoWatcher(self.root, self._on_batch, self.settings.watch_settings(), rules=rules,
                                     on_change=self._files_changed)  # a library's rules also keep PDFs
         self._watcher.start()

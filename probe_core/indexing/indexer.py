@@ -25,12 +25,11 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .. import sparse
-from ..chunking import chunk_file, chunk_kind_for, language_for_path
+from ..chunking import chunk_kind_for, language_for_path
 from ..intel import build as intel_graph
 from ..memory.identity import sync_project_id
 from ..errors import EmbeddingError, IndexConfigMismatch, IndexDamaged, ProbeError
 from ..records import Chunk, IndexProgress, ScannedFile, short_hash
-from ..scan import read_text, scan_files
 from ..storage.disk_space import ensure_free_space
 from ..storage.manifest import ChunkRow
 from ..storage.protocol import StoreFilter, StorePoint
@@ -209,9 +208,7 @@ def _dedupe(chunks: list[Chunk]) -> list[Chunk]:
 def indexed_text(ws: Workspace, path: str) -> str:
     """A file's text as the indexer reads it: what it hashes (``short_hash``) into the manifest's
     ``file_hash`` and chunks. Raises ``OSError`` / ``ProbeError`` when it cannot be read."""
-    if ws.library is not None:
-        return ws.library.read(ws.root, path)
-    return read_text(ws.root, path, max_bytes=ws.config.max_file_bytes)
+    return ws.profile.read(ws.root, path, max_bytes=ws.config.max_file_bytes)
 
 
 def index_workspace(ws: Workspace, *, progress: ProgressCallback = _noop, dense: bool = True,
@@ -281,11 +278,11 @@ def _index_once(ws: Workspace, *, progress: ProgressCallback, dense: bool, paths
             log.warning("could not re-key project id: %s", exc)
         man.set_meta("index_dirty", "1")
 
-        scanner = scan_files if ws.library is None else ws.library.scan  # a library also lists PDFs
+        scanner = ws.profile.scan  # what the collection's kind lists (a library also lists PDFs)
         scan_started = scan_clock()  # before any stat: the reference of the racy window
         scan = scanner(ws.root, max_file_bytes=ws.config.max_file_bytes)
         report.files_skipped = len(scan.skipped)
-        scanned = scan.files if ws.library is None else [f for f in scan.files if ws.library.accepts(f.path)]
+        scanned = [f for f in scan.files if ws.profile.accepts(f.path)]  # a library: documents only
         if paths is not None:
             wanted = set(paths)
             scanned = [f for f in scanned if f.path in wanted]
@@ -318,7 +315,7 @@ def _index_once(ws: Workspace, *, progress: ProgressCallback, dense: bool, paths
                 continue
             kept = bool(man.version_ids(f.path, file_hash, live=False))  # revived below, not re-chunked
             try:
-                chunker = chunk_file if ws.library is None else ws.library.chunk  # a library: docs only
+                chunker = ws.profile.chunk  # code by language; a library's documents as docs
                 chunks = [] if kept else _dedupe(chunker(f.path, text))
             except Exception as exc:  # an unreadable document, or a chunker bug, must not stop the whole index
                 # a ProbeError is the document's fault and its message says why: it is recorded and
@@ -341,7 +338,7 @@ def _index_once(ws: Workspace, *, progress: ProgressCallback, dense: bool, paths
         # 2. deletions
         present = {f.path for f in scanned}
         candidates = known.keys() if paths is None else (set(paths) & known.keys())
-        if ws.library is not None and ws.library.keep_deleted:  # an incremental library keeps deleted documents
+        if ws.profile.keep_deleted:  # an incremental library keeps deleted documents
             candidates = set()
         for path in sorted(set(candidates) - present):
             book.checkout_has(path, None)

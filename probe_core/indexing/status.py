@@ -65,7 +65,7 @@ def _index_status(ws: Workspace, *, probe_backend: bool) -> dict:
         "backend_reachable": None,
         "last_errors": [{"path": p, "error": e} for p, e in man.errors(limit=10)],
     }
-    if ws.library is None:  # the reference libraries searched beside this project, failures included
+    if ws.profile.searched_with_libraries:  # the reference libraries searched beside it, failures included
         libraries = _library_summaries()
         out["libraries"] = libraries[:MAX_LISTED]
         if len(libraries) > MAX_LISTED:

@@ -3,7 +3,7 @@ beside the project and searches on request.
 
 Each library is a Probe workspace whose root is its folder and whose data dir lives under the user
 data dir (``registry``), so it gets the project machinery unchanged — one owner process that
-indexes and watches it, attached processes that forward to the owner — with library-specific hooks
+indexes and watches it, attached processes that forward to the owner — with its own collection profile
 (``workspace``: documents only, HTML as text, text kept for snippets, deletions kept in incremental
 mode). ``fusion`` merges project and library results by their similarity to the query;
 ``store_doc`` is the MCP ``store`` tool; ``manage`` is what the CLI and the TUI call.

@@ -12,9 +12,9 @@ from pathlib import Path
 from ..engine.answers import MAX_OPEN_LINES, check_range, page_range, parse_source
 from ..errors import ProbeError
 from . import registry
-from .search import library_ref, parse_library_ref
+from .search import COLLECTION, library_ref, parse_library_ref
 from .texts import TextReader
-from .workspace import COLLECTION, disk_hash, is_pdf
+from .workspace import disk_hash, is_pdf
 
 
 def open_document(ref: str, start_line: int | None = None, end_line: int | None = None, *,

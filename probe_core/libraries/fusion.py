@@ -26,9 +26,9 @@ import time
 from concurrent.futures import ThreadPoolExecutor, TimeoutError as FutureTimeout
 from typing import Protocol
 
-from ..engine.answers import mark_project as _mark_project
 from ..errors import ConfigError, ProbeError
 from ..limits import MAX_TOKENS
+from ..retrieval.finish import fit_answer, mark_project
 from .registry import LibraryError
 
 RRF_K = 60
@@ -126,15 +126,13 @@ def search_sources(project: SearchEngine | None, libraries: LibrarySource | None
                    filters: dict | None = None, max_tokens: int | None = None,
                    include_libraries: bool = False) -> dict:
     """Search the selected sources and fuse them (see the module docstring)."""
-    from ..engine.answers import fit_budget
-
     t0 = time.perf_counter()
     want_project, names, want_libraries, rest = select_sources(filters, include_libraries)
     if not want_libraries:
         if project is None:
             raise ConfigError("no project is open here; search the libraries with include_libraries")
-        return _mark_project(project.search(query, top_k=top_k, mode=mode, instruction=instruction,
-                                            filters=rest, max_tokens=max_tokens))
+        return mark_project(project.search(query, top_k=top_k, mode=mode, instruction=instruction,
+                                           filters=rest, max_tokens=max_tokens))
     if max_tokens is not None:
         MAX_TOKENS.check(max_tokens)
     if libraries is None:
@@ -145,19 +143,54 @@ def search_sources(project: SearchEngine | None, libraries: LibrarySource | None
                            "--name NAME` or the store tool")
 
     kwargs = {"top_k": top_k, "mode": mode, "instruction": instruction, "filters": rest, "max_tokens": None}
+    answers, notes, statuses, errors = _ask_sources(project if want_project else None, engines, query, kwargs)
+    if not answers and errors:
+        raise errors[0] if isinstance(errors[0], ProbeError) else ProbeError(str(errors[0]))
+
+    lists = [a["results"] for _, _, a in answers]
+    why_not = comparable([a for _, _, a in answers])
+    if why_not is None:
+        fused = evidence_fuse(lists, top_k=top_k)
+    else:  # similarities on different scales would mislead: fall back to positions, and say so
+        fused = rrf_fuse(lists, top_k=top_k)
+        notes.append(f"results merged by rank, not by similarity: {why_not}")
+    project_answer = next((a for c, _, a in answers if c == "project"), None)
+    out = {
+        "results": fused,
+        "status": max(statuses, key=_STATUS_ORDER.get) if statuses else "healthy",
+        "took_ms": round((time.perf_counter() - t0) * 1000, 2),
+        "index_generation": (project_answer or {}).get("index_generation", 0),
+        "dense_coverage": min((a.get("dense_coverage", 1.0) for _, _, a in answers), default=0.0),
+        "mode": (project_answer or (answers[0][2] if answers else {})).get("mode", "fast"),
+        "indexing_in_progress": any(a.get("indexing_in_progress") for _, _, a in answers),
+        "sources": [{"collection": c, "library_name": n, "status": a.get("status"), "results": len(a["results"])}
+                    for c, n, a in answers],
+    }
+    trimmed = fit_answer(out, max_tokens)
+    if trimmed:
+        notes.append(trimmed)
+    if notes:
+        out["message"] = "; ".join(notes)
+    return out
+
+
+def _ask_sources(project: SearchEngine | None, engines: dict[str, SearchEngine], query: str,
+                 kwargs: dict) -> tuple[list[tuple[str, str | None, dict]], list[str], list[str], list[Exception]]:
+    """Ask every source at once: the project is always waited for (its errors are the search's),
+    libraries up to ``LIBRARY_TIMEOUT_S`` (a library's failure costs its results and is noted).
+    Returns ``(answers as (collection, library name, answer), notes, statuses, errors)``."""
     sources: list[tuple[str, str | None, object]] = []
+    answers, notes, statuses, errors = [], [], [], []
     pool = ThreadPoolExecutor(max_workers=max(1, len(engines) + 1), thread_name_prefix="probe-fuse")
     try:
-        if want_project and project is not None:
+        if project is not None:
             sources.append(("project", None, pool.submit(project.search, query, **kwargs)))
         for name, engine in sorted(engines.items()):
             sources.append(("libraries", name, pool.submit(engine.search, query, **kwargs)))
-        answers, notes, statuses, errors = [], [], [], []
         deadline = time.monotonic() + LIBRARY_TIMEOUT_S
         for collection, name, fut in sources:
             label = "project" if collection == "project" else f"library {name}"
             try:
-                # the project is always waited for; libraries only up to the deadline
                 ans = fut.result() if collection == "project" else fut.result(max(0.0, deadline - time.monotonic()))
             except FutureTimeout:
                 errors.append(LibraryError(f"{label} did not answer within {LIBRARY_TIMEOUT_S:.0f} s"))
@@ -181,36 +214,4 @@ def search_sources(project: SearchEngine | None, libraries: LibrarySource | None
                 notes.append(msg if collection == "libraries" and msg.startswith("library ") else f"{label}: {msg}")
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
-    if not answers and errors:
-        raise errors[0] if isinstance(errors[0], ProbeError) else ProbeError(str(errors[0]))
-
-    lists = [a["results"] for _, _, a in answers]
-    why_not = comparable([a for _, _, a in answers])
-    if why_not is None:
-        fused = evidence_fuse(lists, top_k=top_k)
-    else:  # similarities on different scales would mislead: fall back to positions, and say so
-        fused = rrf_fuse(lists, top_k=top_k)
-        notes.append(f"results merged by rank, not by similarity: {why_not}")
-    project_answer = next((a for c, _, a in answers if c == "project"), None)
-    out = {
-        "results": fused,
-        "status": max(statuses, key=_STATUS_ORDER.get) if statuses else "healthy",
-        "took_ms": round((time.perf_counter() - t0) * 1000, 2),
-        "index_generation": (project_answer or {}).get("index_generation", 0),
-        "dense_coverage": min((a.get("dense_coverage", 1.0) for _, _, a in answers), default=0.0),
-        "mode": (project_answer or (answers[0][2] if answers else {})).get("mode", "fast"),
-        "indexing_in_progress": any(a.get("indexing_in_progress") for _, _, a in answers),
-        "sources": [{"collection": c, "library_name": n, "status": a.get("status"), "results": len(a["results"])}
-                    for c, n, a in answers],
-    }
-    for r in out["results"]:
-        shown = len(r["snippet"].split("\n")) if r.get("snippet") else 0
-        r["snippet_truncated"] = shown < r["end_line"] - r["start_line"] + 1
-    cut = fit_budget(out["results"], max_tokens)
-    out["truncated"] = cut
-    if cut["results_dropped"] or cut["snippets_shortened"]:
-        notes.append(f"trimmed to fit max_tokens={max_tokens}: {cut['snippets_shortened']} snippets shortened, "
-                     f"{cut['results_dropped']} results dropped; open_file(source) reads any range in full")
-    if notes:
-        out["message"] = "; ".join(notes)
-    return out
+    return answers, notes, statuses, errors

@@ -11,17 +11,26 @@ import time
 from typing import TYPE_CHECKING
 
 from .. import sparse
-from ..errors import BackendUnavailable, ConfigError, EmbeddingError
+from ..errors import ConfigError
+from ..retrieval.coverage import Wording, index_health, query_vector
 from ..retrieval.search import RRF_K, SearchFilters, check_query, file_filter
 from ..retrieval.snippets import SNIPPET_LINES
 from ..storage.protocol import HybridQuery, StoreFilter
 from .texts import TextReader
-from .workspace import COLLECTION
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
 
 LIBRARY_PREFIX = "library:"
+COLLECTION = "libraries"  # every library result's (and point's) ``collection``
+
+
+def wording(name: str) -> Wording:
+    """A library's notes name it (they join a fused answer's), and it stays ``uncertain`` until
+    every chunk has its vector."""
+    return Wording(prefix=f"library {name}: ", lexical_only="lexical results only",
+                   empty=f"library {name} is empty or not indexed yet", uncertain_below=1.0,
+                   partial=lambda coverage: f"dense vectors cover {coverage:.0%} of chunks (lexical results are complete)")
 
 
 def library_ref(name: str, path: str) -> str:
@@ -47,17 +56,12 @@ def library_search(ws: "Workspace", query: str, *, top_k: int = 12, mode: str = 
     check_query(query, top_k, mode)
     flt = SearchFilters.from_dict(filters)  # branch: libraries have none, ignored
     check_identity(ws, adopt=False)
-    name = ws.library.name
+    name = ws.profile.name
+    words = wording(name)
     counts = ws.manifest.counts()
     coverage = counts["chunks_dense"] / counts["chunks"] if counts["chunks"] else 0.0
-    status, notes = "healthy", []
-    dense_vec = None
-    if counts["chunks_dense"]:
-        try:
-            dense_vec = ws.embedder.embed_query(query, instruction)
-        except (BackendUnavailable, EmbeddingError) as exc:
-            status = "degraded"
-            notes.append(f"library {name}: embedder unavailable ({exc}); lexical results only")
+    dense_vec, down = query_vector(ws, counts, query, instruction, words)
+    status, notes = ("degraded", [down]) if down else ("healthy", [])
     store_filter = StoreFilter(workspace_id=ws.workspace_id, file_paths=file_filter(ws, flt), languages=flt.languages,
                                chunk_kinds=flt.chunk_kinds)
     hq = HybridQuery(sparse=sparse.embed_query(query), dense=dense_vec, filter=store_filter,
@@ -90,12 +94,9 @@ def library_search(ws: "Workspace", query: str, *, top_k: int = 12, mode: str = 
     finally:
         reader.close()
 
-    if counts["chunks"] == 0:
-        status = "uncertain"
-        notes.insert(0, f"library {name} is empty or not indexed yet")
-    elif coverage < 1.0 and status == "healthy":
-        status = "uncertain"
-        notes.insert(0, f"library {name}: dense vectors cover {coverage:.0%} of chunks (lexical results are complete)")
+    status, first = index_health(counts, coverage, status, words)
+    if first:
+        notes.insert(0, first)
     out = {"results": results, "status": status, "took_ms": round((time.perf_counter() - t0) * 1000, 2),
            "index_generation": ws.manifest.generation, "dense_coverage": round(coverage, 4),
            "mode": "fast" if mode == "auto" else mode}

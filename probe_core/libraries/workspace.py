@@ -1,9 +1,9 @@
-"""What makes a workspace a reference library's index.
+"""The collection profile of a reference library's index (``probe_core.collection``).
 
 A library's data dir (``<user data dir>/libraries/<name>/index``) holds a ``config.json`` whose
-``library`` key names the library and its mode; ``Workspace.open`` sees it and calls
-``configure_library``, so every process that opens the index (an owner ``probe mcp``, the CLI)
-indexes it the same way:
+``library`` key names the library and its mode; ``Workspace`` sees that key and makes its profile
+with ``configure_library`` (named in ``collection.FACTORIES``), so every process that opens the
+index (an owner ``probe mcp``, the CLI) indexes it the same way:
 
 * only documents: ``.md .markdown .txt .rst .html .htm .pdf``, each chunked as a doc
   (``chunk_kind`` ``doc``); HTML as the text ``html_text`` extracts from it, cut by its headings;
@@ -11,8 +11,10 @@ indexes it the same way:
   project's scan leaves out as binary, up to ``PDF_MAX_BYTES``; ``read`` hands the indexer their
   bytes);
 * every point's payload carries ``collection: "libraries"`` and ``library_name``;
-* the readable text of each document is kept in the index (``texts``) for snippets;
-* ``incremental`` mode keeps the points of documents deleted from the folder.
+* the readable text of each document is kept in the index (``texts``) for snippets, and a search
+  answers from it (``search.library_search``);
+* ``incremental`` mode keeps the points of documents deleted from the folder;
+* not tracked per git branch, and kept out of the project registry (libraries have their own).
 """
 from __future__ import annotations
 
@@ -29,6 +31,7 @@ from ..scan import IgnoreRules, ScanResult, SkipReason, read_regular_file, read_
 from . import texts
 from .html_text import html_to_text
 from .pdf_text import pdf_to_text
+from .search import COLLECTION
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -40,7 +43,6 @@ PDF_SUFFIX = ".pdf"
 # scanner's 1 MB cap for text files. 50 MB takes such manuals and leaves out scan dumps (whose
 # pages are images, with no text layer to index anyway).
 PDF_MAX_BYTES = 50_000_000
-COLLECTION = "libraries"
 
 
 def is_doc(path: str) -> bool:
@@ -83,13 +85,20 @@ def _pdf_file(root: Path | str, path: str) -> ScannedFile | None:
 
 
 class LibraryProfile:
-    """The indexer's hooks for a library workspace (``Workspace.library``)."""
+    """A library index's profile (``ws.profile``; see the module docstring)."""
+
+    kind = "library"
+    tracks_branches = False  # the folder is indexed as it is
+    records_project = False  # libraries have their own registry (libraries.json)
+    searched_with_libraries = False
 
     def __init__(self, ws: "Workspace", name: str, mode: str):
         self.ws = ws
         self.name = name
         self.mode = mode
         self.keep_deleted = mode == "incremental"
+        self.payload = {"collection": COLLECTION, "library_name": name}
+        self.project_id = f"library:{name}"  # not a project: keeps the library out of the project registry
 
     def accepts(self, path: str) -> bool:
         return is_doc(path)
@@ -125,8 +134,9 @@ class LibraryProfile:
             scan.files = sorted(scan.files + taken, key=lambda f: f.path)
         return scan
 
-    def read(self, root: Path | str, path: str) -> str:
-        """What the indexer hashes and hands to ``chunk`` (see ``decode``)."""
+    def read(self, root: Path | str, path: str, *, max_bytes: int | None = None) -> str:
+        """What the indexer hashes and hands to ``chunk`` (see ``decode``). ``max_bytes`` is the
+        project's text cap, which a library's documents do not take."""
         if is_pdf(path):
             return decode(path, read_regular_file(resolve_inside_root(root, path), PDF_MAX_BYTES)[0])
         return read_text(root, path)
@@ -151,11 +161,18 @@ class LibraryProfile:
         return [dataclasses.replace(c, chunk_kind="doc") for c in chunks]
 
 
-def configure_library(ws: "Workspace") -> None:
-    """Turn an opened workspace into its library's index (see the module docstring)."""
+    def search(self, ws: "Workspace", query: str, *, top_k: int = 12, mode: str = "auto",
+               instruction: str | None = None, filters: dict | None = None) -> dict:
+        """A library answers from its index, snippets from the texts it keeps (``search``)."""
+        from .search import library_search
+
+        return library_search(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters)
+
+
+def configure_library(ws: "Workspace") -> LibraryProfile:
+    """The profile of a library's index (``collection.FACTORIES["library"]``): makes the table of
+    its texts on the way."""
     spec = ws.config.extra["library"]
-    name, mode = spec["name"], spec.get("mode", "sync")
-    ws.library = LibraryProfile(ws, name, mode)
-    ws.extra_payload = {"collection": COLLECTION, "library_name": name}
-    ws.project_id = f"library:{name}"  # not a project: keeps the library out of the project registry
+    profile = LibraryProfile(ws, spec["name"], spec.get("mode", "sync"))
     texts.ensure_table(ws)
+    return profile

@@ -4,7 +4,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import json
-import math
 import time
 from dataclasses import dataclass, field
 
@@ -12,12 +11,13 @@ import pathspec
 
 from .. import environment
 from .. import sparse
-from ..errors import BackendUnavailable, ConfigError, EmbeddingError, ProbeError
+from ..errors import ConfigError, ProbeError
 from ..limits import QUERY, TOP_K
 from ..records import SearchResult
 from ..storage.protocol import HybridQuery, StoreFilter, StoreHit
 from ..workspace import Workspace
 from .cache import LruCache
+from .coverage import DENSE_NEARLY_DONE, coverage_note, index_health, query_vector  # noqa: F401 - the first two: their old home
 from .expansion import query_expansion, with_bridged_words
 from .graph_evidence import graph_list, join_neighbours
 from .literals import exact_lists
@@ -90,20 +90,6 @@ class SearchResponse:
             out["message"] = self.message
         out.update(self.extra)
         return out
-
-
-DENSE_NEARLY_DONE = 0.99  # from here the few chunks left to embed change no answer worth a warning
-
-
-def coverage_note(coverage: float) -> str:
-    """What a partly embedded index means for an answer, in proportion to how partly (the percentage
-    rounded down: 99.6% is not "100%")."""
-    shown = f"dense vectors cover {math.floor(coverage * 100)}% of chunks"
-    if coverage < 0.5:
-        return f"{shown}; results lean on lexical (BM25) matching until embedding finishes"
-    if coverage < DENSE_NEARLY_DONE:
-        return f"{shown}; the others are found by lexical (BM25) matching until embedding finishes"
-    return f"{shown}; the last few are being embedded"
 
 
 def check_query(query: str, top_k: int, mode: str) -> None:
@@ -223,17 +209,14 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
     counts = ws.manifest.counts()
     coverage = counts["chunks_dense"] / counts["chunks"] if counts["chunks"] else 0.0
     status, notes, cacheable = "healthy", [], True
-    dense_vec = None
     bridged: list[str] = []
     if ranking.vocab_weight and counts["chunks"]:
         bridged, cacheable = query_expansion(ws, query)  # the previous generation's words: not cached
-    if counts["chunks_dense"]:
-        try:
-            dense_vec = ws.embedder.embed_query(" ".join([query, *bridged]) if ranking.vocab_dense else query,
-                                                instruction)
-        except (BackendUnavailable, EmbeddingError) as exc:  # the embedder died: answer lexically, say so, retry next time
-            status, cacheable = "degraded", False
-            notes.append(f"embedder unavailable ({exc}); lexical (BM25) results only")
+    dense_vec, down = query_vector(ws, counts, " ".join([query, *bridged]) if ranking.vocab_dense else query,
+                                   instruction)
+    if down:  # the embedder died: answer lexically, say so, retry next time
+        status, cacheable = "degraded", False
+        notes.append(down)
     paths = file_filter(ws, flt)
     store_filter = StoreFilter(
         workspace_id=ws.workspace_id, file_paths=paths, languages=flt.languages,
@@ -281,12 +264,9 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
         known = ", ".join(ws.manifest.branches()) or "none"
         notes.append(f"branch {flt.branch!r} has not been indexed (Probe indexes a branch while it is checked out; "
                      f"indexed: {known})")
-    if counts["chunks"] == 0:
-        status = "uncertain"
-        notes.insert(0, "the index is empty: run `probe index` (or wait for the first scan)")
-    elif coverage < 1.0 and status == "healthy":
-        status = "uncertain" if coverage < DENSE_NEARLY_DONE else status
-        notes.insert(0, coverage_note(coverage))
+    status, first = index_health(counts, coverage, status)
+    if first:
+        notes.insert(0, first)
     return _Ranked(ranges, rerank_scores, notes, status, coverage, effective, cacheable)
 
 

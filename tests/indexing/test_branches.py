@@ -243,21 +243,21 @@ def test_a_stop_at_any_write_is_repaired_by_the_next_run(two_branches, tmp_path,
 def test_a_file_that_failed_keeps_its_branch_tags_right(two_branches, monkeypatch):
     """A file whose embedding failed still gains the new branch on checkout; a file whose chunking
     fails leaves no points of its old version behind (kept for main, not shown on feature)."""
-    import probe_core.indexing.indexer as indexer
+    import probe_core.indexing.profile as code_profile  # the code workspace's chunker (was the indexer's)
 
     ws = Workspace.open(two_branches)
     index_workspace(ws, dense=False)
     with ws.manifest.transaction() as db:  # as if the embedder had refused one of its chunks
         db.execute("UPDATE files SET last_error='embedding failed: x' WHERE path='shared.py'")
     git(two_branches, "checkout", "-q", "feature")
-    real_chunk_file = indexer.chunk_file
+    real_chunk_file = code_profile.chunk_file
 
     def broken(path, text):
         if path == "a.py":
             raise RuntimeError("chunker bug")
         return real_chunk_file(path, text)
 
-    monkeypatch.setattr(indexer, "chunk_file", broken)
+    monkeypatch.setattr(code_profile, "chunk_file", broken)
     rep = index_workspace(ws, dense=False)
     assert ("a.py", "chunking failed: chunker bug") in rep.errors
     t = tags(ws)
