@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import ConfigError, InvalidRange, ProbeError
 from ..limits import MAX_TOKENS
+from ..records import SearchRequest
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -77,12 +78,14 @@ EMPTY_INDEX = "the index is empty"
 EMPTY_INDEX_ADVICE = "run `probe index` (or wait for the first scan)"  # retrieval/search.py's words
 
 
-def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto",
-                  instruction: str | None = None, filters: dict | None = None,
-                  max_tokens: int | None = None) -> dict:
+def search_answer(ws: Workspace, request: SearchRequest | str, **options) -> dict:
     """``probe_core.search`` shaped for agents: every result says whether its snippet is whole,
     and the answer fits ``max_tokens`` (None: no budget), saying what it cut."""
     from ..retrieval.search import search
+
+    req = SearchRequest.of(request, **options)
+    query, top_k, mode, instruction, filters, max_tokens = (req.query, req.top_k, req.mode, req.instruction,
+                                                            req.filters, req.max_tokens)
 
     if max_tokens is not None:
         MAX_TOKENS.check(max_tokens)
