@@ -47,7 +47,7 @@ CAPABILITIES = {"search": True, "open_file": True, "lexical": True, "dense": Tru
 
 
 def _note_seen(ws: Workspace, min_interval_s: float = 0.0) -> None:
-    from ..registry import note_seen
+    from ..memory.seen import note_seen
 
     if getattr(ws, "library", None) is not None:  # libraries have their own registry (libraries.json)
         return
