@@ -402,12 +402,12 @@ class OwnerEngine:
             return time.monotonic() - self._last_activity
 
     def index_status(self) -> dict:
-        from ..indexing.status import index_status
-
         with self._state:  # one snapshot: the error and the exception that caused it belong together
             ws, ok, err, exc = self._ws, self._backend_ok, self._last_error, self._last_exc
         out: dict = {"root": str(self.root)}
-        if ws is not None:
+        if ws is not None:  # imported only then: while the worker still loads the store and the model
+            from ..indexing.status import index_status  # (its imports), the status says so at once
+
             out = index_status(ws, probe_backend=bool(ok))
         with self._state:
             sched = self._sched

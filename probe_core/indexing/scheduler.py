@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ..workspace import Workspace
     from .indexer import IndexReport
 
-log = logging.getLogger("probe.engine")
+log = logging.getLogger("probe.engine")  # the owner engine's log, as before the split
 
 
 class IndexSchedule:
