@@ -14,6 +14,7 @@ def cmd_eval(args) -> int:
     from probe_core import Workspace
     from probe_core.engine import EngineSettings, open_engine
     from probe_core.evaluation import evaluate_history
+    from probe_core.records import SearchRequest
 
     root = Path(args.root or os.getcwd())
     max_tokens = EngineSettings().default_max_tokens  # answers are scored as the MCP tool returns them
@@ -22,7 +23,7 @@ def cmd_eval(args) -> int:
         # Probe answers through the same engine as `probe search` (in-process, or a running `probe mcp`)
         with open_engine(root, background=False) as engine, _Progress(args) as bar:
             def search(query: str, _ranking: dict | None) -> list[dict]:
-                return engine.search(query, top_k=args.top_k, max_tokens=max_tokens)["results"]
+                return engine.search(SearchRequest(query, top_k=args.top_k, max_tokens=max_tokens))["results"]
 
             report = evaluate_history(ws, search, max_commits=args.max_commits, max_seconds=args.max_seconds,
                                       top_k=args.top_k, progress=bar.update)

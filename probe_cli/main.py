@@ -51,6 +51,8 @@ def _response_from_dict(data: dict):
 def cmd_search(args) -> int:
     """Search through the same engine as the MCP tool: via the running owner (``probe mcp`` or the
     daemon) when there is one, else in-process (and then the daemon starts for the next calls)."""
+    from probe_core.records import SearchRequest
+
     from . import owner_verbs
 
     filters = {}
@@ -64,9 +66,9 @@ def cmd_search(args) -> int:
         filters["exclude_globs"] = args.exclude
     if args.branch:
         filters["branch"] = args.branch
-    query = dict(top_k=args.top_k, mode=args.mode, instruction=args.instruction, filters=filters or None,
-                 max_tokens=args.max_tokens)
-    data = None if args.include_libraries else owner_verbs.call_owner(_root(args), "search", args.query, **query)
+    request = SearchRequest(args.query, top_k=args.top_k, mode=args.mode, instruction=args.instruction,
+                            filters=filters or None, max_tokens=args.max_tokens)
+    data = None if args.include_libraries else owner_verbs.call_owner(_root(args), "search", request)
     if data is not None:
         from probe_core.engine.answers import mark_project
 
@@ -78,7 +80,7 @@ def cmd_search(args) -> int:
         # the project, and with --include-libraries the reference libraries too, merged by their
         # similarity to the query (probe_core/libraries/fusion.py)
         with open_engine(_root(args), background=False) as engine, LibraryPool(background=False) as libraries:
-            data = search_sources(engine, libraries, args.query, include_libraries=args.include_libraries, **query)
+            data = search_sources(engine, libraries, request, include_libraries=args.include_libraries)
             cold = engine.role == "direct"
         if cold:
             owner_verbs.start_after_cold_answer(_root(args))
@@ -105,6 +107,9 @@ def cmd_status(args) -> int:
 
         with open_engine(_root(args), background=False) as engine:
             st = engine.index_status()
+    from probe_core.libraries.manage import with_library_summaries
+
+    with_library_summaries(st)  # the reference libraries searched beside the project
     if args.json:
         print(json.dumps(st, indent=2))
     else:

@@ -1,6 +1,7 @@
-"""Typed values that cross module seams: chunks, scanned files, search results, progress."""
+"""Typed values that cross module seams: chunks, scanned files, search requests and results, progress."""
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 from dataclasses import dataclass, field
@@ -80,6 +81,39 @@ class IndexProgress:
     chunks_total: int = 0
     files_failed: int = 0
     message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class SearchRequest:
+    """One search as every face asks it and every ``Engine`` answers it (``engine/protocol.py``).
+
+    The fields are the MCP ``search`` tool's arguments and the owner RPC's ``search`` params, by the
+    same names and defaults (``params``), so the faces, the engines and the wire agree on one list.
+    Values are checked where the search runs (``retrieval.search.check_query``, ``limits``), so
+    every face gets the same one-line error."""
+
+    query: str
+    top_k: int = 12
+    mode: str = "auto"  # fast | quality | auto
+    instruction: str | None = None  # a task instruction for the embedder and the reranker
+    filters: dict | None = None  # languages, chunk_kinds, include_globs, exclude_globs, branch, collections...
+    max_tokens: int | None = None  # the answer's budget; None: no budget
+
+    @classmethod
+    def of(cls, request: SearchRequest | str, **options) -> SearchRequest:
+        """``request`` itself (with ``options`` replaced), or a request for the query ``request``:
+        the keyword form ``engine.search("query", top_k=3)`` that scripts and tests use."""
+        if isinstance(request, SearchRequest):
+            return dataclasses.replace(request, **options) if options else request
+        return cls(request, **options)
+
+    def replace(self, **changes) -> SearchRequest:
+        return dataclasses.replace(self, **changes)
+
+    def params(self) -> dict:
+        """The owner RPC's ``search`` params (``SearchRequest(**params)`` reads them back)."""
+        return {"query": self.query, "top_k": self.top_k, "mode": self.mode, "instruction": self.instruction,
+                "filters": self.filters, "max_tokens": self.max_tokens}
 
 
 @dataclass(slots=True)

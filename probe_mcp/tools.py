@@ -187,11 +187,13 @@ IncludeDeclaration = Annotated[bool, Field(description="Also list the definition
 
 def _search(slot: EngineSlot, a: dict) -> dict:
     from probe_core.libraries.fusion import search_sources
+    from probe_core.records import SearchRequest
 
     filters = a["filters"]
-    return call(search_sources, slot.get(), slot.libraries, a["query"], top_k=a["top_k"], mode=a["mode"],
-                instruction=a["instruction"], filters=filters.model_dump(exclude_none=True) if filters else None,
-                max_tokens=a["max_tokens"], include_libraries=a["include_libraries"])
+    request = SearchRequest(a["query"], top_k=a["top_k"], mode=a["mode"], instruction=a["instruction"],
+                            filters=filters.model_dump(exclude_none=True) if filters else None,
+                            max_tokens=a["max_tokens"])
+    return call(search_sources, slot.get(), slot.libraries, request, include_libraries=a["include_libraries"])
 
 
 def _open_file(slot: EngineSlot, a: dict) -> dict:
@@ -204,7 +206,9 @@ def _open_file(slot: EngineSlot, a: dict) -> dict:
 
 
 def _index_status(slot: EngineSlot, _a: dict) -> dict:
-    st = call(slot.get().index_status)
+    from probe_core.libraries.manage import with_library_summaries
+
+    st = call(with_library_summaries, call(slot.get().index_status))
     if slot.libraries is not None:
         st["libraries"] = _with_roles(st.get("libraries") or [], slot.libraries)
     return st

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from probe_core.config import load_config
+from probe_core.records import SearchRequest
 
 SEARCH_TOP_K = 20
 
@@ -85,17 +86,18 @@ class EngineSession:
         handle = self._handle
         if handle is None:
             return {"root": str(self.root), "role": None}
-        out = handle.index_status()
+        from probe_core.libraries.manage import with_library_summaries
+
+        out = with_library_summaries(handle.index_status())
         progress = out.get("progress") or {}
         embedded = progress.get("chunks_embedded", out.get("chunks_embedded", 0)) or 0
         out["embed_rate"] = self.rate.add(int(embedded))
         return out
 
-    def search(self, query: str, *, mode: str, instruction: str | None, filters: dict | None,
-               top_k: int = SEARCH_TOP_K) -> dict:
+    def search(self, request: SearchRequest) -> dict:
         handle = self._require()
         t0 = time.perf_counter()
-        out = handle.search(query, top_k=top_k, mode=mode, instruction=instruction or None, filters=filters or None)
+        out = handle.search(request)
         out["wall_ms"] = (time.perf_counter() - t0) * 1000
         return out
 

@@ -17,7 +17,8 @@ How:
   owner serves a local RPC (``rpc.py``: newline-delimited JSON over a Unix domain socket at
   ``.probe/engine.sock``, or a short path under ``$XDG_RUNTIME_DIR`` / ``/tmp/probe-<uid>`` when
   that path is too long for ``AF_UNIX``; the path actually bound is published in
-  ``.probe/engine.json``) exposing ``search``, ``open_file`` and ``index_status``.
+  ``.probe/engine.json``) exposing the ``Engine`` protocol's verbs and no other method
+  (``surface.py``); what the worker does next is ``indexing/scheduler.py``.
 * **Attached** (``client.AttachedEngine``). Forwards each call to the owner. Its handle polls
   the lock (every 0.5 s) and a call that finds no owner tries it too: when the owner is gone,
   the first attached process to get the lock promotes itself to owner (``handle.EngineHandle``),

@@ -18,6 +18,7 @@ from ..retrieval.coverage import EMPTY_INDEX, EMPTY_INDEX_ADVICE
 # fit_budget and mark_project live with the other last steps of an answer (retrieval/finish.py);
 # named here too for the faces and benches that import them from the engine
 from ..retrieval.finish import fit_answer, fit_budget, mark_project  # noqa: F401
+from ..records import SearchRequest
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -27,12 +28,14 @@ MAX_OPEN_BYTES = 20 * 1024 * 1024
 _SOURCE_REF = re.compile(r"^(?P<path>.+?)#L(?P<start>\d+)(?:-L?(?P<end>\d+))?$")
 
 
-def search_answer(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto",
-                  instruction: str | None = None, filters: dict | None = None,
-                  max_tokens: int | None = None) -> dict:
+def search_answer(ws: Workspace, request: SearchRequest | str, **options) -> dict:
     """The workspace's search (its profile's: a project ranks code, a library answers from its
     documents) shaped for agents: every result says whether its snippet is whole, and the answer
-    fits ``max_tokens`` (None: no budget), saying what it cut."""
+    fits ``max_tokens`` (None: no budget), saying what it cut. ``options``: the keyword form of
+    the request (``SearchRequest.of``)."""
+    req = SearchRequest.of(request, **options)
+    query, top_k, mode, instruction, filters, max_tokens = (req.query, req.top_k, req.mode, req.instruction,
+                                                            req.filters, req.max_tokens)
     if max_tokens is not None:
         MAX_TOKENS.check(max_tokens)
     out = ws.profile.search(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters)

@@ -5,6 +5,7 @@ import os
 from pathlib import Path
 
 from .. import environment
+from ..records import SearchRequest
 from .lock import read_owner_info, socket_path_for
 from .rpc import rpc_call
 
@@ -33,10 +34,8 @@ class AttachedEngine:
     def _call(self, method: str, params: dict) -> dict:
         return rpc_call(self._socket(), method, params, timeout=self.rpc_timeout_s)
 
-    def search(self, query: str, *, top_k: int = 12, mode: str = "auto", instruction: str | None = None,
-               filters: dict | None = None, max_tokens: int | None = None) -> dict:
-        return self._call("search", {"query": query, "top_k": top_k, "mode": mode, "instruction": instruction,
-                                     "filters": filters, "max_tokens": max_tokens})
+    def search(self, request: SearchRequest | str, **options) -> dict:
+        return self._call("search", SearchRequest.of(request, **options).params())
 
     def open_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
         return self._call("open_file", {"path": path, "start_line": start_line, "end_line": end_line})

@@ -4,6 +4,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from ..records import SearchRequest
+
 
 class DirectEngine:
     """A one-shot engine for the CLI when no owner runs: answers in this process, indexes nothing.
@@ -19,12 +21,10 @@ class DirectEngine:
         self.root = Path(os.path.realpath(root))
         self.ws = Workspace.open(self.root, create=False, probe_dir=probe_dir)
 
-    def search(self, query: str, *, top_k: int = 12, mode: str = "auto", instruction: str | None = None,
-               filters: dict | None = None, max_tokens: int | None = None) -> dict:
+    def search(self, request: SearchRequest | str, **options) -> dict:
         from .answers import search_answer
 
-        out = search_answer(self.ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters,
-                            max_tokens=max_tokens)
+        out = search_answer(self.ws, SearchRequest.of(request, **options))
         out["indexing_in_progress"] = False
         return out
 

@@ -41,7 +41,7 @@ class ForegroundIndex(OwnerEngine):
         self._dense = dense
         self._embedded = 0  # chunks this run embedded: the report's chunks_embedded
         self._first = (threading.Event(), {})
-        self._scan_waiters.append(self._first)  # the startup scan (always a full one) reports here
+        self._sched.waiters.append(self._first)  # the startup scan (always a full one) reports here
 
     def first_scan(self, timeout: float) -> dict | None:
         """The lexical phase's report (``IndexReport.to_dict()``), or None while it still runs."""
@@ -61,24 +61,24 @@ class ForegroundIndex(OwnerEngine):
         """A copy of the progress, for the command's bar: cheaper to poll than ``index_status``, which
         counts the manifest and the store on every call."""
         with self._state:
-            return dataclasses.replace(self._progress)
+            return dataclasses.replace(self._sched.progress)
 
     def complete(self) -> bool:
         """The full scan is done and, unless ``dense=False``, every chunk has its dense vector."""
         with self._state:
-            return self._first[0].is_set() and not self._indexing_in_progress()
+            return self._first[0].is_set() and not self._sched.in_progress()
 
     def _fill_dense(self) -> None:
         if not self._dense:  # --lexical-only: the queue stays for the next owner
             with self._state:
-                self._dense_pending = False
+                self._sched.dense_pending = False
             return
         # the fill counts on from the manifest's total (only this worker writes it): the difference is
         # what it embedded, which a total taken before the scan cannot give (an edit's old chunks go)
         before = self._ws.manifest.counts()["chunks_dense"]
         super()._fill_dense()
         with self._state:
-            self._embedded += max(0, self._progress.chunks_embedded - before)
+            self._embedded += max(0, self._sched.progress.chunks_embedded - before)
 
     def embedded(self) -> int:
         """Chunks this run has embedded so far (reused vectors not counted)."""
@@ -108,7 +108,7 @@ class ForegroundIndex(OwnerEngine):
         out["watcher_error"] = "probe index does not watch: it indexes once and exits"
         return out
 
-    def request_shutdown(self) -> dict:
+    def shutdown(self) -> dict:
         """``probe stop`` ends daemons only: this process is the user's own command in a terminal."""
         raise ProbeError(f"probe index (pid {os.getpid()}) is indexing this workspace in a terminal; it exits "
                          "when the index is complete")

@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from ..errors import BackendUnavailable
+from ..records import SearchRequest
 from .client import AttachedEngine
 from .lock import EngineLock
 from .rpc import OwnerUnavailable
@@ -118,8 +119,8 @@ class EngineHandle:
                 time.sleep(0.1)
 
     # -- Engine ------------------------------------------------------------------------------
-    def search(self, query: str, **kwargs) -> dict:
-        return self._call("search", query, **kwargs)
+    def search(self, request: SearchRequest | str, **options) -> dict:
+        return self._call("search", SearchRequest.of(request, **options))
 
     def open_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
         return self._call("open_file", path, start_line, end_line)

@@ -1,7 +1,10 @@
 """The seam between the faces (MCP server, CLI) and whichever process answers for a workspace."""
 from __future__ import annotations
 
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from ..records import SearchRequest
 
 
 class Engine(Protocol):
@@ -10,9 +13,9 @@ class Engine(Protocol):
 
     role: str  # owner | attached | direct
 
-    def search(self, query: str, *, top_k: int = 12, mode: str = "auto", instruction: str | None = None,
-               filters: dict | None = None, max_tokens: int | None = None) -> dict:
-        """Hybrid search (``answers.search_answer``), trimmed to ``max_tokens``."""
+    def search(self, request: SearchRequest) -> dict:
+        """Hybrid search (``answers.search_answer``), trimmed to ``request.max_tokens``. Every engine
+        also takes the keyword form ``search("query", top_k=3)`` (``SearchRequest.of``)."""
         ...
 
     def open_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
@@ -40,4 +43,17 @@ class Engine(Protocol):
         ...
 
     def close(self) -> None:
+        ...
+
+
+class OwnerControl(Protocol):
+    """What only the owner process answers, besides ``Engine`` (``client.AttachedEngine`` asks it;
+    ``surface.py`` serves both protocols' methods over RPC, and no others)."""
+
+    def ping(self) -> dict:
+        """The owner's pid, root and kind: that it answers, and who it is."""
+        ...
+
+    def shutdown(self) -> dict:
+        """``probe stop``: a daemon finishes the batch in hand and exits; other owners refuse."""
         ...

@@ -5,9 +5,13 @@ One *worker* thread does every write, in this order of priority:
 1. open the workspace and its backends (retrying with backoff while the store or the embedder is
    unreachable; the process stays up and reports ``backend_reachable: false``);
 2. run a requested scan: the first full scan at start, then the watcher's batches, lexical phase
-   only (``index_workspace(dense=False)``), so a change is searchable within a moment;
-3. fill dense vectors in small batches (``fill_dense``), yielding between batches whenever a search
-   is running or a scan is waiting: searches never queue behind the embedder.
+   only, so a change is searchable within a moment;
+3. fill dense vectors in small batches, yielding between batches whenever a search is running or a
+   scan is waiting: searches never queue behind the embedder.
+
+Steps 2 and 3 are scheduled by ``indexing/scheduler.py`` (the scan queue, the dense fill, the
+progress); this module keeps the backends healthy and answers. Attached processes reach the same
+answers through ``surface.py`` (the RPC methods, derived from the ``Engine`` protocol).
 
 Searches, ``open_file`` and ``index_status`` run on the callers' threads (MCP tool threads, RPC
 connection threads) and only read. The workspace's store and manifest are thread-safe for one
@@ -19,13 +23,13 @@ import logging
 import os
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import BackendUnavailable, IndexConfigMismatch, IndexDamaged, ProbeError
+from ..indexing.scheduler import IndexSchedule
 from ..private_dir import ensure_private_dir
-from ..records import IndexProgress
+from ..records import IndexProgress, SearchRequest
 from ..redaction import redact
 from .lock import socket_path_for, write_owner_info
 from .root_check import RootPresence
@@ -43,7 +47,7 @@ CAPABILITIES = {"search": True, "open_file": True, "lexical": True, "dense": Tru
 
 
 def _note_seen(ws: Workspace, min_interval_s: float = 0.0) -> None:
-    from ..registry import note_seen
+    from ..memory.seen import note_seen
 
     if not ws.profile.records_project:  # libraries have their own registry (libraries.json)
         return
@@ -64,35 +68,22 @@ class OwnerEngine:
         self.settings = settings or EngineSettings.from_env()
         self._serve_rpc = serve_rpc
         self._ws: Workspace | None = None
-        self._state = threading.Lock()
-        self._wake = threading.Condition(self._state)
         self._stop = threading.Event()
+        self._sched = IndexSchedule(self.root, stop=self._stop, dense_batch=self.settings.dense_batch,
+                                    healthy=self._healthy, progressed=self._progressed, heartbeat=self._heartbeat)
+        self._state = self._sched.lock  # one lock for the engine's state and the schedule's: one snapshot
+        self._wake = self._sched.wake
         self._ready = threading.Event()  # backends opened (or failed: see _backend_ok)
         self._needs_open = True  # (re)open the workspace and store before the next step
-        self._first_scan_done = threading.Event()
-        self._progress = IndexProgress(phase="starting")
-        self._scan_full = True  # the first scan is a full one
-        self._scan_paths: set[str] = set()
-        self._scan_reasons: set[str] = {"startup"}
-        self._running_reasons: set[str] = set()  # the reasons of the scan running now (``_pending_changes``)
-        self._scanning = False
-        self._scan_waiters: list[tuple[threading.Event, dict]] = []  # index_paths callers, told when done
-        self._dense_pending = True
-        self._searches = 0
-        self._search_idle = threading.Event()
-        self._search_idle.set()
         self._backend_ok: bool | None = None
         self._last_error: str | None = None
         self._last_exc: BaseException | None = None
-        self._scans_completed = 0
-        self._last_report: dict | None = None
         self._started_at = time.time()
         self._last_activity = time.monotonic()  # last RPC request or finished piece of work (idle exit)
         self.shutdown_requested = threading.Event()  # a daemon's ``probe stop`` (or its root gone)
         self._root = RootPresence(self.root)
         self._seen_at = time.monotonic()  # the heartbeat's last registry record (_open_backends records too)
         self._warmed = False
-        self._repaired: str | None = None  # why the index was rebuilt on open; the next scan reports it
         self._worker: threading.Thread | None = None
         self._watcher: RepoWatcher | None = None
         self._rpc = None
@@ -137,19 +128,10 @@ class OwnerEngine:
 
     # -- requests from the watcher ---------------------------------------------------------
     def request_scan(self, paths=(), *, full: bool = False, reason: str = "changes") -> None:
-        with self._wake:
-            if full:
-                self._scan_full = True
-            else:
-                self._scan_paths.update(paths)
-            self._scan_reasons.add(reason)
-            self._wake.notify_all()
+        self._sched.request(paths, full=full, reason=reason)
 
     def _on_batch(self, batch: ChangeBatch) -> None:
         self.request_scan(batch.paths, full=batch.full_scan, reason=batch.reason)
-
-    def _scan_requested(self) -> bool:
-        return self._scan_full or bool(self._scan_paths)
 
     # -- worker ------------------------------------------------------------------------------
     def _work(self) -> None:
@@ -160,8 +142,8 @@ class OwnerEngine:
                     self._open_backends()
                 self._heartbeat()
                 with self._wake:
-                    scan = self._scan_requested()
-                    if not scan and not self._dense_pending:
+                    scan = self._sched.requested()
+                    if not scan and not self._sched.dense_pending:
                         self._set_phase("idle")
                         self._wake.wait(timeout=1.0)
                         continue
@@ -227,9 +209,7 @@ class OwnerEngine:
             self._last_exc = exc
             if isinstance(exc, (BackendUnavailable, IndexConfigMismatch)) or self._needs_open:
                 self._backend_ok = False
-            self._progress.phase = "error"
-            self._progress.message = msg
-            self._scanning = False
+            self._sched.failed(msg)
         self._ready.set()  # waiting searches get the error instead of a timeout
         log.warning("indexing paused: %s", msg)
 
@@ -242,7 +222,7 @@ class OwnerEngine:
             if (why := damage_of(ws)) is not None:  # damaged files under .probe/: start over from the tree
                 log.warning("%s; rebuilding the index from the files", why.split("; run `probe")[0])
                 rebuild(ws)
-                self._repaired = why  # the next scan's report says so (`probe index` prints it)
+                self._sched.repaired = why  # the next scan's report says so (`probe index` prints it)
             _ = ws.manifest, ws.store  # build both before other threads can race to
             self._ws = ws
         ws = self._ws
@@ -292,100 +272,18 @@ class OwnerEngine:
         return self._watcher is not None and self._watcher.running
 
     def _scan(self) -> None:
-        from ..indexing.indexer import index_workspace
-
         ws = self._ws
-        with self._wake:
-            full, paths, reasons = self._scan_full, set(self._scan_paths), set(self._scan_reasons)
-            self._scan_full, self._scan_paths, self._scan_reasons = False, set(), set()
-            self._running_reasons = reasons
-            waiters, self._scan_waiters = self._scan_waiters, []
-            self._scanning = True
-            self._progress.phase = "scanning"
-            self._progress.message = ""
-        try:
-            targets = None if full else self._expand(ws, paths)
-            log.info("scan (%s): %s", ", ".join(sorted(reasons)) or "request",
-                     "full" if targets is None else f"{len(targets)} paths")
-            report = index_workspace(ws, dense=False, paths=targets, progress=self._on_progress)
-        except BaseException as exc:
-            with self._wake:  # try again later: nothing requested is lost
-                self._scan_full = self._scan_full or full
-                self._scan_paths.update(paths)
-                self._scan_reasons.update(reasons)
-            for done, box in waiters:
-                box["error"] = exc
-                done.set()
-            raise
-        finally:
+        _report, worked = self._sched.scan(ws)
+        if worked:
             with self._state:
-                self._scanning = False
-        if (why := self._repaired) is not None and not report.reconciled:
-            report.reconciled = {"cause": f"damaged index files ({why.split(' (', 1)[0]})", "rebuilt": "from the files"}
-            self._repaired = None
-        for done, box in waiters:
-            box["report"] = report.to_dict()  # the same report `probe index` prints when it indexes itself
-            done.set()
-        with self._state:
-            self._scans_completed += 1
-            self._last_report = {k: v for k, v in report.to_dict().items() if k != "errors"}
-            self._last_report["errors"] = [{"path": p, "error": e} for p, e in report.errors[:10]]
-            self._dense_pending = True
-            self._progress.phase = "dense"
-            # the watcher's periodic no-op rescan is not work: it would keep an idle daemon alive forever
-            if reasons - {"periodic"} or report.files_indexed or report.files_deleted or report.files_retagged:
                 self._last_activity = time.monotonic()
         self._healthy()
-        self._first_scan_done.set()
+        self._sched.first_scan_done.set()
         _note_seen(ws, min_interval_s=300.0)
         self._warm_up(ws)  # after the lexical index: a slow or absent embedder must not delay it
 
-    def _expand(self, ws: Workspace, paths: set[str]) -> list[str] | None:
-        """Changed paths → files to re-index; None asks for a full incremental scan (a directory
-        appeared or moved, which the scanner must walk)."""
-        known: list[str] | None = None
-        out: set[str] = set()
-        for rel in paths:
-            abs_path = os.path.join(self.root, rel)
-            if os.path.isdir(abs_path):  # os.path's checks never raise: one odd path cannot stop the scan
-                return None
-            out.add(rel)
-            if not os.path.lexists(abs_path):  # a deleted directory takes its files with it
-                if known is None:
-                    known = ws.manifest.file_paths()
-                prefix = rel.rstrip("/") + "/"
-                out.update(k for k in known if k.startswith(prefix))
-        return sorted(out)
-
     def _fill_dense(self) -> None:
-        from ..indexing.indexer import fill_dense
-
-        ws = self._ws
-        counts = ws.manifest.counts()
-        with self._state:
-            p = self._progress
-            p.phase, p.chunks_total, p.chunks_embedded = "dense", counts["chunks"], counts["chunks_dense"]
-            p.chunks_indexed = counts["chunks"]
-        if fill_dense(ws, state=p, batch=self.settings.dense_batch, should_stop=self._should_yield,
-                      progress=self._progressed):
-            self._healthy()
-        if self._stop.is_set():
-            return
-        with self._wake:
-            yielded_to_scan = self._scan_requested()
-        if self._searches:
-            self._search_idle.wait(timeout=5.0)
-        elif not yielded_to_scan:
-            remaining = ws.manifest.counts()
-            if remaining["chunks_dense"] >= remaining["chunks"] or not ws.manifest.pending_dense(1):
-                ws.store.flush()
-                with self._state:
-                    self._dense_pending = False
-                    self._progress.chunks_embedded = remaining["chunks_dense"]
-
-    def _should_yield(self) -> bool:
-        self._heartbeat()  # a long dense fill must not look like an abandoned workspace
-        return self._stop.is_set() or self._searches > 0 or self._scan_requested()
+        self._sched.fill_dense(self._ws)
 
     def _progressed(self, _p: IndexProgress | None = None) -> None:
         """A dense batch was embedded and stored: the backends work again, so an
@@ -396,31 +294,13 @@ class OwnerEngine:
             if self._last_error is not None and not self._needs_open:
                 self._backend_ok, self._last_error, self._last_exc = True, None, None
 
-    def _on_progress(self, p: IndexProgress) -> None:
-        with self._state:
-            mine = self._progress
-            if p.phase != "done":  # a lexical scan ending is not the end: dense vectors follow
-                mine.phase = p.phase
-            mine.files_scanned, mine.files_total = p.files_scanned, p.files_total
-            mine.chunks_indexed, mine.chunks_embedded = p.chunks_indexed, p.chunks_embedded
-            mine.chunks_total = p.chunks_total
-
     def _set_phase(self, phase: str) -> None:
-        self._progress.phase = phase
+        self._sched.progress.phase = phase
 
     # -- answers -----------------------------------------------------------------------------
-    @contextmanager
     def _searching(self):
-        with self._state:
-            self._searches += 1
-            self._search_idle.clear()
-        try:
-            yield
-        finally:
-            with self._state:
-                self._searches -= 1
-                if self._searches == 0:
-                    self._search_idle.set()
+        """While a search runs, the dense fill yields (``IndexSchedule.searching``)."""
+        return self._sched.searching()
 
     def _workspace(self) -> Workspace:
         """The open workspace, waiting (a bounded time) for the worker to open it."""
@@ -431,7 +311,7 @@ class OwnerEngine:
             raise IndexConfigMismatch(err)
         # Once something is indexed, a search is worth trying even while a backend hiccups (the
         # lexical side needs no embedder); before that, the reason it cannot be is the answer.
-        if ws is None or (ok is False and not self._first_scan_done.is_set()):
+        if ws is None or (ok is False and not self._sched.first_scan_done.is_set()):
             if err:
                 raise BackendUnavailable(f"the index backend is unavailable: {err} (Probe keeps retrying; "
                                          "index_status shows progress)")
@@ -439,24 +319,23 @@ class OwnerEngine:
                                      "try again in a few seconds")
         return ws
 
-    def search(self, query: str, *, top_k: int = 12, mode: str = "auto", instruction: str | None = None,
-               filters: dict | None = None, max_tokens: int | None = None) -> dict:
+    def search(self, request: SearchRequest | str, **options) -> dict:
         from .answers import EMPTY_INDEX, note_pending_update, search_answer
 
+        request = SearchRequest.of(request, **options)
         ws = self._workspace()
         if not self._watching():
             ws.touch()  # nobody tells us about edits: never answer from the cache
         with self._searching():
             try:
-                out = search_answer(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters,
-                                    max_tokens=max_tokens)
+                out = search_answer(ws, request)
             except IndexDamaged:  # the worker's next scan sees the recorded damage and rebuilds
                 self.request_scan(full=True, reason="repair")
                 raise
         with self._state:
-            first_index_running = not self._first_scan_done.is_set() and out["index_generation"] == 0
-            in_progress = self._indexing_in_progress()
-            p = self._progress
+            first_index_running = not self._sched.first_scan_done.is_set() and out["index_generation"] == 0
+            in_progress = self._sched.in_progress()
+            p = self._sched.progress
             files_scanned, files_total = p.files_scanned, p.files_total
             ok, err = self._backend_ok, self._last_error
         out["indexing_in_progress"] = in_progress
@@ -480,10 +359,7 @@ class OwnerEngine:
         periodic safety rescan is not a change)."""
         watcher = self._watcher
         queued = watcher.status().get("pending_changes", 0) if watcher is not None else 0
-        with self._state:
-            requested = len(self._scan_paths) + int(self._scan_full and self._scan_reasons != {"periodic"})
-            running = int(self._scanning and self._running_reasons - {"periodic"} != set())
-        return queued + requested + running
+        return queued + self._sched.pending()
 
     def open_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
         from .answers import open_file_answer
@@ -507,28 +383,13 @@ class OwnerEngine:
     def index_paths(self, paths: list[str], timeout: float | None = None) -> dict:
         """Index these files now (lexical phase) and return when they are searchable; dense vectors
         follow in the background. Used by the ``store`` tool of a library."""
-        return self._scan_and_wait(set(paths), full=False, reason="index_paths",
-                                   timeout=timeout or self.settings.ready_timeout_s * 2)
+        return self._sched.scan_and_wait(set(paths), full=False, reason="index_paths",
+                                         timeout=timeout or self.settings.ready_timeout_s * 2)
 
     def rescan(self, timeout: float | None = None) -> dict:
         """A full stat scan now, answered when it is done (``probe index`` while this
         process owns the index); dense vectors follow in the background."""
-        return self._scan_and_wait(set(), full=True, reason="probe index", timeout=timeout or 110.0)
-
-    def _scan_and_wait(self, paths: set[str], *, full: bool, reason: str, timeout: float) -> dict:
-        done, box = threading.Event(), {}
-        with self._wake:
-            self._scan_paths.update(paths)
-            self._scan_full = self._scan_full or full
-            self._scan_reasons.add(reason)
-            self._scan_waiters.append((done, box))
-            self._wake.notify_all()
-        if not done.wait(timeout):
-            raise BackendUnavailable("indexing did not finish in time; it goes on in the owner process")
-        if "error" in box:
-            exc = box["error"]
-            raise exc if isinstance(exc, ProbeError) else ProbeError(f"indexing failed: {exc}")
-        return box["report"]
+        return self._sched.scan_and_wait(set(), full=True, reason="probe index", timeout=timeout or 110.0)
 
     def idle_seconds(self) -> float:
         """How long this engine has had nothing to do: no indexing, no search running, no RPC request.
@@ -536,36 +397,30 @@ class OwnerEngine:
         failing (a backend down, an index built with another model) is not work: a daemon nobody
         asks must not retry forever."""
         with self._state:
-            if (self._indexing_in_progress() and not self._last_error) or self._searches:
+            if (self._sched.in_progress() and not self._last_error) or self._sched.searches:
                 return 0.0
             return time.monotonic() - self._last_activity
 
-    def _indexing_in_progress(self) -> bool:
-        return (not self._first_scan_done.is_set() or self._scanning or self._scan_requested()
-                or self._dense_pending)
-
     def index_status(self) -> dict:
-        from ..indexing.status import index_status
-
         with self._state:  # one snapshot: the error and the exception that caused it belong together
             ws, ok, err, exc = self._ws, self._backend_ok, self._last_error, self._last_exc
         out: dict = {"root": str(self.root)}
-        if ws is not None:
+        if ws is not None:  # imported only then: while the worker still loads the store and the model
+            from ..indexing.status import index_status  # (its imports), the status says so at once
+
             out = index_status(ws, probe_backend=bool(ok))
         with self._state:
-            p = self._progress
+            sched = self._sched
             out.update({
                 "role": self.role,
                 "pid": os.getpid(),
                 "owner_pid": os.getpid(),
                 "owner_kind": self.kind,
-                "indexing_in_progress": self._indexing_in_progress(),
-                "first_scan_done": self._first_scan_done.is_set(),
-                "progress": {"phase": p.phase, "files_scanned": p.files_scanned, "files_total": p.files_total,
-                             "chunks_indexed": p.chunks_indexed, "chunks_embedded": p.chunks_embedded,
-                             "chunks_total": p.chunks_total},
-                "scans_completed": self._scans_completed,
-                "last_scan": self._last_report,
+                "indexing_in_progress": sched.in_progress(),
+                "first_scan_done": sched.first_scan_done.is_set(),
+                "progress": sched.progress_dict(),
+                "scans_completed": sched.scans_completed,
+                "last_scan": sched.last_report,
                 "uptime_s": round(time.time() - self._started_at, 1),
                 "capabilities": dict(CAPABILITIES, watch=self.settings.watch),
                 "debounce_s": self.settings.debounce_s,
@@ -578,7 +433,7 @@ class OwnerEngine:
                 out["last_error"] = err
             if isinstance(exc, IndexConfigMismatch):
                 out["index_config_mismatch"] = True
-        out["index_update_pending"] = self._first_scan_done.is_set() and self._pending_changes() > 0
+        out["index_update_pending"] = self._sched.first_scan_done.is_set() and self._pending_changes() > 0
         watcher = self._watcher
         if watcher is not None:
             out.update(watcher.status())
@@ -588,7 +443,10 @@ class OwnerEngine:
                         "pending_changes": 0})
         return out
 
-    def request_shutdown(self) -> dict:
+    def ping(self) -> dict:
+        return {"pid": os.getpid(), "root": str(self.root), "kind": self.kind}
+
+    def shutdown(self) -> dict:
         """``probe stop``: a daemon finishes the batch in hand and exits (the queue survives in the
         manifest). A ``probe mcp`` belongs to its editor and refuses."""
         if self.kind != "daemon":
@@ -598,26 +456,10 @@ class OwnerEngine:
         return {"pid": os.getpid(), "stopping": True}
 
     def dispatch(self, method: str, params: dict) -> object:
-        """The RPC entry point: attached processes call the same methods as the faces."""
+        """The RPC entry point: attached processes call the same methods as the faces, those of the
+        ``Engine`` protocol and no others (``surface.py``)."""
+        from .surface import serve
+
         with self._state:
             self._last_activity = time.monotonic()
-        if method == "search":
-            return self.search(**params)
-        if method == "open_file":
-            return self.open_file(**params)
-        if method == "index_status":
-            return self.index_status()
-        if method == "intel":
-            return self.intel(params["tool"], params.get("args") or {})
-        if method == "memory":
-            return self.memory(params["action"], params.get("args") or {})
-        if method == "index_paths":
-            return self.index_paths(list(params["paths"]))
-        if method == "rescan":
-            return self.rescan(timeout=params.get("timeout"))
-        if method == "ping":
-            return {"pid": os.getpid(), "root": str(self.root), "kind": self.kind}
-        if method == "shutdown":
-            return self.request_shutdown()
-        raise ProbeError(f"unknown engine method {method!r}")
-
+        return serve(self, method, params)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from .. import environment
 from ..errors import ConfigError
 from ..indexing.watcher import WatchSettings
-from ..registry.recording import RECORD_INTERVAL_S
+from ..memory.seen import RECORD_INTERVAL_S
 
 _WATCH = WatchSettings()  # the watcher's defaults are the single source for the engine's
 

@@ -1,4 +1,7 @@
-"""What ``probe status`` and the MCP ``index_status`` tool report."""
+"""What ``probe status`` and the MCP ``index_status`` tool report about one index.
+
+The reference libraries searched beside a project are not the index's business: the faces add
+them (``libraries.manage.with_library_summaries``)."""
 from __future__ import annotations
 
 import json
@@ -65,11 +68,6 @@ def _index_status(ws: Workspace, *, probe_backend: bool) -> dict:
         "backend_reachable": None,
         "last_errors": [{"path": p, "error": e} for p, e in man.errors(limit=10)],
     }
-    if ws.profile.searched_with_libraries:  # the reference libraries searched beside it, failures included
-        libraries = _library_summaries()
-        out["libraries"] = libraries[:MAX_LISTED]
-        if len(libraries) > MAX_LISTED:
-            out["libraries_total"] = len(libraries)
     if len(out["indexed_branches"]) == MAX_LISTED:
         out["indexed_branches_total"] = len(man.branches())
     skipped = _skipped(man.get_meta("skipped_files"))
@@ -96,16 +94,6 @@ def _index_status(ws: Workspace, *, probe_backend: bool) -> dict:
             out["backend_reachable"] = False
             out["last_error"] = str(exc)
     return out
-
-
-def _library_summaries() -> list[dict]:
-    """The registered libraries with their counts and unreadable documents (``list_libraries``)."""
-    try:
-        from ..libraries import list_libraries
-
-        return list_libraries()
-    except ProbeError:  # an unreadable registry is `probe library list`'s error to report, not status's
-        return []
 
 
 def _skipped(raw: str | None) -> dict | None:

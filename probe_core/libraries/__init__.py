@@ -10,16 +10,26 @@ mode). ``fusion`` merges project and library results by their similarity to the 
 """
 from __future__ import annotations
 
-from .documents import open_document
-from .fusion import evidence_fuse, rrf_fuse, search_sources, select_sources
-from .manage import add_library, index_library, list_libraries, remove_library
-from .pool import LibraryPool
-from .registry import LibraryError, validate_name
-from .search import LIBRARY_PREFIX, library_ref, parse_library_ref
-from .store_doc import store
+import importlib
 
-__all__ = [
-    "LIBRARY_PREFIX", "LibraryError", "LibraryPool", "add_library", "evidence_fuse", "index_library", "library_ref",
-    "list_libraries", "open_document", "parse_library_ref", "remove_library", "rrf_fuse", "search_sources",
-    "select_sources", "store", "validate_name",
-]
+# Lazy, like ``probe_core`` and ``probe_core.engine``: a face that only lists the libraries (the
+# ``probe status`` answered by a running owner) must not load search, the store or the model.
+_EXPORTS = {
+    "open_document": "documents",
+    "evidence_fuse": "fusion", "rrf_fuse": "fusion", "search_sources": "fusion", "select_sources": "fusion",
+    "add_library": "manage", "index_library": "manage", "list_libraries": "manage", "remove_library": "manage",
+    "with_library_summaries": "manage",
+    "LibraryPool": "pool",
+    "LibraryError": "registry", "validate_name": "registry",
+    "LIBRARY_PREFIX": "search", "library_ref": "search", "parse_library_ref": "search",
+    "store": "store_doc",
+}
+
+
+def __getattr__(name: str):
+    if name in _EXPORTS:
+        return getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    raise AttributeError(f"module 'probe_core.libraries' has no attribute {name!r}")
+
+
+__all__ = sorted(_EXPORTS)

@@ -28,6 +28,7 @@ from typing import Protocol
 
 from ..errors import ConfigError, ProbeError
 from ..limits import MAX_TOKENS
+from ..records import SearchRequest
 from ..retrieval.finish import fit_answer, mark_project
 from .registry import LibraryError
 
@@ -38,7 +39,7 @@ _STATUS_ORDER = {"healthy": 0, "uncertain": 1, "degraded": 2}
 
 
 class SearchEngine(Protocol):
-    def search(self, query: str, **kwargs) -> dict: ...
+    def search(self, request: SearchRequest) -> dict: ...
 
 
 class LibrarySource(Protocol):
@@ -121,18 +122,18 @@ def comparable(answers: list[dict]) -> str | None:
     return None
 
 
-def search_sources(project: SearchEngine | None, libraries: LibrarySource | None, query: str, *,
-                   top_k: int = 12, mode: str = "auto", instruction: str | None = None,
-                   filters: dict | None = None, max_tokens: int | None = None,
-                   include_libraries: bool = False) -> dict:
-    """Search the selected sources and fuse them (see the module docstring)."""
+def search_sources(project: SearchEngine | None, libraries: LibrarySource | None, request: SearchRequest | str, *,
+                   include_libraries: bool = False, **options) -> dict:
+    """Search the selected sources and fuse them (see the module docstring). ``options``: the
+    keyword form of the request (``SearchRequest.of``)."""
+    request = SearchRequest.of(request, **options)
+    top_k, filters, max_tokens = request.top_k, request.filters, request.max_tokens
     t0 = time.perf_counter()
     want_project, names, want_libraries, rest = select_sources(filters, include_libraries)
     if not want_libraries:
         if project is None:
             raise ConfigError("no project is open here; search the libraries with include_libraries")
-        return mark_project(project.search(query, top_k=top_k, mode=mode, instruction=instruction,
-                                           filters=rest, max_tokens=max_tokens))
+        return mark_project(project.search(request.replace(filters=rest)))
     if max_tokens is not None:
         MAX_TOKENS.check(max_tokens)
     if libraries is None:
@@ -142,8 +143,8 @@ def search_sources(project: SearchEngine | None, libraries: LibrarySource | None
         raise LibraryError("no reference libraries are registered; add one with `probe library add PATH "
                            "--name NAME` or the store tool")
 
-    kwargs = {"top_k": top_k, "mode": mode, "instruction": instruction, "filters": rest, "max_tokens": None}
-    answers, notes, statuses, errors = _ask_sources(project if want_project else None, engines, query, kwargs)
+    each = request.replace(filters=rest, max_tokens=None)  # the budget applies to the fused answer
+    answers, notes, statuses, errors = _ask_sources(project if want_project else None, engines, each)
     if not answers and errors:
         raise errors[0] if isinstance(errors[0], ProbeError) else ProbeError(str(errors[0]))
 
@@ -174,8 +175,8 @@ def search_sources(project: SearchEngine | None, libraries: LibrarySource | None
     return out
 
 
-def _ask_sources(project: SearchEngine | None, engines: dict[str, SearchEngine], query: str,
-                 kwargs: dict) -> tuple[list[tuple[str, str | None, dict]], list[str], list[str], list[Exception]]:
+def _ask_sources(project: SearchEngine | None, engines: dict[str, SearchEngine], each: SearchRequest,
+                 ) -> tuple[list[tuple[str, str | None, dict]], list[str], list[str], list[Exception]]:
     """Ask every source at once: the project is always waited for (its errors are the search's),
     libraries up to ``LIBRARY_TIMEOUT_S`` (a library's failure costs its results and is noted).
     Returns ``(answers as (collection, library name, answer), notes, statuses, errors)``."""
@@ -184,9 +185,9 @@ def _ask_sources(project: SearchEngine | None, engines: dict[str, SearchEngine],
     pool = ThreadPoolExecutor(max_workers=max(1, len(engines) + 1), thread_name_prefix="probe-fuse")
     try:
         if project is not None:
-            sources.append(("project", None, pool.submit(project.search, query, **kwargs)))
+            sources.append(("project", None, pool.submit(project.search, each)))
         for name, engine in sorted(engines.items()):
-            sources.append(("libraries", name, pool.submit(engine.search, query, **kwargs)))
+            sources.append(("libraries", name, pool.submit(engine.search, each)))
         deadline = time.monotonic() + LIBRARY_TIMEOUT_S
         for collection, name, fut in sources:
             label = "project" if collection == "project" else f"library {name}"

@@ -15,12 +15,14 @@ from pathlib import Path
 
 from ..config import WorkspaceConfig, save_config, user_data_dir
 from ..engine.lock import EngineLock, read_owner_info
+from ..errors import ProbeError
 from ..storage.damage import readonly_uri
 from . import registry
 from .registry import LibraryError
 
 REMOVE_WAIT_S = 10.0  # how long `remove` waits for running processes to close the library
 MAX_FAILURES_LISTED = 20  # per library, in `list_libraries` (the count covers them all)
+MAX_IN_STATUS = 50  # libraries in a status answer, whose size must not follow what the registry holds
 
 
 def _counts(name: str) -> dict:
@@ -53,6 +55,24 @@ def list_libraries() -> list[dict]:
     failures, chunks, chunks_embedded."""
     libs = registry.load()
     return [{**entry, **_counts(name)} for name, entry in sorted(libs.items()) if not entry.get("removing")]
+
+
+def with_library_summaries(status: dict) -> dict:
+    """A project's ``index_status`` with the reference libraries searched beside it, failures
+    included (``list_libraries``: the first ``MAX_IN_STATUS``, and ``libraries_total`` when there
+    are more). The faces add them (``probe status``, the MCP ``index_status``, the app's dashboard), since
+    the index knows nothing of libraries; only a full status of an open index gets them (one with
+    ``indexed_branches``: not that of a damaged index, or of an owner still opening)."""
+    if "indexed_branches" not in status:
+        return status
+    try:
+        libraries = list_libraries()
+    except ProbeError:  # an unreadable registry is `probe library list`'s error to report, not status's
+        libraries = []
+    status["libraries"] = libraries[:MAX_IN_STATUS]
+    if len(libraries) > MAX_IN_STATUS:
+        status["libraries_total"] = len(libraries)
+    return status
 
 
 def _prepare_index(name: str, root: Path, mode: str) -> None:

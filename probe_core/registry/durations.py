@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from .records import RegistryError
+from ..memory.workspaces import RegistryError
 
 _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$", re.IGNORECASE)
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 7 * 86400}

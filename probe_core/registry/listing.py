@@ -6,8 +6,8 @@ from typing import Callable
 
 from .. import environment
 from ..redaction import public_url
-from .records import Registry, WorkspaceRecord
-from .server_copy import SERVER_COLLECTION, server_records
+from ..memory.workspaces import Registry, WorkspaceRecord
+from ..memory.workspaces_server import SERVER_COLLECTION, server_records
 
 ConnectFn = Callable[[str], object]  # url → a qdrant_client.QdrantClient (or compatible)
 

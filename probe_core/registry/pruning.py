@@ -37,9 +37,9 @@ from ..config import PROBE_DIR, load_config
 from ..errors import ProbeError
 from .durations import format_age, format_duration
 from .listing import ConnectFn, _merged, _Servers, list_workspaces
-from .recording import RECORD_INTERVAL_S
-from .records import Registry, RegistryError, WorkspaceRecord, this_host
-from .server_copy import server_remove
+from ..memory.seen import RECORD_INTERVAL_S
+from ..memory.workspaces import Registry, RegistryError, WorkspaceRecord, this_host
+from ..memory.workspaces_server import server_remove
 
 log = logging.getLogger("probe.registry")
 

@@ -113,13 +113,17 @@ class SearchScreen(Screen):
     @work(thread=True, exclusive=True, group="search")
     def _search(self, query: str, mode: str, instruction: str, filters: dict, delay: float) -> None:
         from probe_core.errors import ProbeError
+        from probe_core.records import SearchRequest
+
+        from ..session import SEARCH_TOP_K
 
         if delay:
             time.sleep(delay)
         if get_current_worker().is_cancelled:
             return
         try:
-            answer = self.app.session.search(query, mode=mode, instruction=instruction, filters=filters)
+            answer = self.app.session.search(SearchRequest(query, top_k=SEARCH_TOP_K, mode=mode,
+                                                           instruction=instruction or None, filters=filters or None))
         except ProbeError as exc:
             self.app.call_from_thread(self._show_error, str(exc))
             return

@@ -104,7 +104,7 @@ def test_index_when_the_owner_left_before_attach(repo, capsys):
     from probe_cli.main import main
     from probe_core import Workspace, init_workspace
     from probe_core.engine.lock import EngineLock
-    from probe_core.registry.records import Registry
+    from probe_core.memory.workspaces import Registry
 
     init_workspace(repo)
     lock = EngineLock(repo / ".probe")

@@ -1,5 +1,8 @@
 """Recording a workspace as seen now, in the local registry and (for a server workspace) on its server.
 
+Here, below the engine, because the owner engine records its workspace; ``registry`` (``probe
+prune``, the listing) reads the records.
+
 Updated when an owner engine opens its backends (``probe mcp`` start), after completed scans (at
 most every few minutes), by the owner engine's heartbeat (at most every ``RECORD_INTERVAL_S`` while
 it runs, idle or not) and by ``probe index``. Recording never breaks the engine (see
@@ -12,8 +15,8 @@ import threading
 import time
 from typing import TYPE_CHECKING
 
-from .records import Registry, WorkspaceRecord, record_for
-from .server_copy import server_upsert
+from .workspaces import Registry, WorkspaceRecord, record_for
+from .workspaces_server import server_upsert
 
 if TYPE_CHECKING:
     from ..workspace import Workspace

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import logging
 
-from .records import WorkspaceRecord
+from .workspaces import WorkspaceRecord
 
 log = logging.getLogger("probe.registry")
 

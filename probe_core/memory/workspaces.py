@@ -5,7 +5,8 @@ process, so it cannot hold a table shared by every workspace. The registry is th
 user-level SQLite database (WAL): ``user_data_dir()/workspaces.sqlite``, one row per workspace
 (``workspace_id``, ``project_id``, ``root``, ``preset``, ``collection``, ``backend`` edge|qdrant,
 ``url`` without credentials, ``host``, ``first_seen_at``, ``last_seen_at``). A workspace on a Qdrant
-server is *also* kept in that server's ``probe_workspaces`` collection (:mod:`.server_copy`).
+server is *also* kept in that server's ``probe_workspaces`` collection (:mod:`.workspaces_server`).
+``probe_core.registry`` lists and prunes them; the owner engine writes them (:mod:`.seen`).
 """
 from __future__ import annotations
 

@@ -1,0 +1,236 @@
+"""What the owner's worker does next: the scan queue, the dense fill, and yielding to searches.
+
+An owner engine (``engine/service.py``) runs one worker thread that does every write. This module
+is its schedule, apart from opening backends and answering:
+
+* scans requested (the first full scan at start, the watcher's batches, ``probe index``, a
+  library's ``store``) are merged while one runs, and the callers that wait for one are told when
+  it is done (``scan_and_wait``); a scan runs the lexical phase only (``index_workspace(dense=False)``),
+  so a change is searchable within a moment;
+* dense vectors are filled in small batches (``fill_dense``) that yield whenever a search runs
+  (``searching``) or a scan waits: searches never queue behind the embedder;
+* the progress ``index_status`` reports, and whether indexing is still in progress.
+
+The engine keeps its own state under the schedule's lock (``lock``, ``wake``), so one snapshot
+covers both, and passes in what a step must tell it (``healthy``, ``progressed``, ``heartbeat``).
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..errors import BackendUnavailable, ProbeError
+from ..records import IndexProgress
+
+if TYPE_CHECKING:
+    from ..workspace import Workspace
+    from .indexer import IndexReport
+
+log = logging.getLogger("probe.engine")  # the owner engine's log, as before the split
+
+
+class IndexSchedule:
+    """The owner worker's queue of scans and dense work, and the progress it reports."""
+
+    def __init__(self, root: Path | str, *, stop: threading.Event, dense_batch: int,
+                 healthy: Callable[[], None], progressed: Callable[[IndexProgress | None], None],
+                 heartbeat: Callable[[], None]):
+        self.root = root
+        self.lock = threading.Lock()
+        self.wake = threading.Condition(self.lock)
+        self.dense_batch = dense_batch
+        self._stop = stop
+        self._healthy, self._progressed, self._heartbeat = healthy, progressed, heartbeat
+        self.first_scan_done = threading.Event()
+        self.progress = IndexProgress(phase="starting")
+        self._full = True  # the first scan is a full one
+        self._paths: set[str] = set()
+        self._reasons: set[str] = {"startup"}
+        self._running_reasons: set[str] = set()  # the reasons of the scan running now (``pending``)
+        self.scanning = False
+        self.waiters: list[tuple[threading.Event, dict]] = []  # scan_and_wait callers, told when done
+        self.dense_pending = True
+        self.searches = 0
+        self._search_idle = threading.Event()
+        self._search_idle.set()
+        self.scans_completed = 0
+        self.last_report: dict | None = None
+        self.repaired: str | None = None  # why the index was rebuilt on open; the next scan reports it
+
+    # -- requests ----------------------------------------------------------------------------
+    def request(self, paths=(), *, full: bool = False, reason: str = "changes") -> None:
+        with self.wake:
+            if full:
+                self._full = True
+            else:
+                self._paths.update(paths)
+            self._reasons.add(reason)
+            self.wake.notify_all()
+
+    def requested(self) -> bool:
+        """A scan waits to run."""
+        return self._full or bool(self._paths)
+
+    def scan_and_wait(self, paths: set[str], *, full: bool, reason: str, timeout: float) -> dict:
+        """Request a scan and wait for its report (``IndexReport.to_dict()``)."""
+        done, box = threading.Event(), {}
+        with self.wake:
+            self._paths.update(paths)
+            self._full = self._full or full
+            self._reasons.add(reason)
+            self.waiters.append((done, box))
+            self.wake.notify_all()
+        if not done.wait(timeout):
+            raise BackendUnavailable("indexing did not finish in time; it goes on in the owner process")
+        if "error" in box:
+            exc = box["error"]
+            raise exc if isinstance(exc, ProbeError) else ProbeError(f"indexing failed: {exc}")
+        return box["report"]
+
+    def pending(self) -> int:
+        """Requested and running scans of changes (the periodic safety rescan is not a change)."""
+        with self.lock:
+            requested = len(self._paths) + int(self._full and self._reasons != {"periodic"})
+            running = int(self.scanning and self._running_reasons - {"periodic"} != set())
+        return requested + running
+
+    def in_progress(self) -> bool:
+        """The first scan, a scan or dense work is still to do (call with ``lock`` held)."""
+        return not self.first_scan_done.is_set() or self.scanning or self.requested() or self.dense_pending
+
+    # -- the lexical phase -------------------------------------------------------------------
+    def scan(self, ws: Workspace) -> tuple[IndexReport, bool]:
+        """Run the requested scan; returns its report and whether it was work (the watcher's
+        periodic no-op rescan is not: it would keep an idle daemon alive forever). A failed scan
+        is requested again: nothing requested is lost."""
+        from .indexer import index_workspace
+
+        with self.wake:
+            full, paths, reasons = self._full, set(self._paths), set(self._reasons)
+            self._full, self._paths, self._reasons = False, set(), set()
+            self._running_reasons = reasons
+            waiters, self.waiters = self.waiters, []
+            self.scanning = True
+            self.progress.phase = "scanning"
+            self.progress.message = ""
+        try:
+            targets = None if full else self.expand(ws, paths)
+            log.info("scan (%s): %s", ", ".join(sorted(reasons)) or "request",
+                     "full" if targets is None else f"{len(targets)} paths")
+            report = index_workspace(ws, dense=False, paths=targets, progress=self.on_progress)
+        except BaseException as exc:
+            with self.wake:  # try again later: nothing requested is lost
+                self._full = self._full or full
+                self._paths.update(paths)
+                self._reasons.update(reasons)
+            for done, box in waiters:
+                box["error"] = exc
+                done.set()
+            raise
+        finally:
+            with self.lock:
+                self.scanning = False
+        if (why := self.repaired) is not None and not report.reconciled:
+            report.reconciled = {"cause": f"damaged index files ({why.split(' (', 1)[0]})", "rebuilt": "from the files"}
+            self.repaired = None
+        for done, box in waiters:
+            box["report"] = report.to_dict()  # the same report `probe index` prints when it indexes itself
+            done.set()
+        with self.lock:
+            self.scans_completed += 1
+            self.last_report = {k: v for k, v in report.to_dict().items() if k != "errors"}
+            self.last_report["errors"] = [{"path": p, "error": e} for p, e in report.errors[:10]]
+            self.dense_pending = True
+            self.progress.phase = "dense"
+        worked = bool(reasons - {"periodic"} or report.files_indexed or report.files_deleted or report.files_retagged)
+        return report, worked
+
+    def expand(self, ws: Workspace, paths: set[str]) -> list[str] | None:
+        """Changed paths → files to re-index; None asks for a full incremental scan (a directory
+        appeared or moved, which the scanner must walk)."""
+        known: list[str] | None = None
+        out: set[str] = set()
+        for rel in paths:
+            abs_path = os.path.join(self.root, rel)
+            if os.path.isdir(abs_path):  # os.path's checks never raise: one odd path cannot stop the scan
+                return None
+            out.add(rel)
+            if not os.path.lexists(abs_path):  # a deleted directory takes its files with it
+                if known is None:
+                    known = ws.manifest.file_paths()
+                prefix = rel.rstrip("/") + "/"
+                out.update(k for k in known if k.startswith(prefix))
+        return sorted(out)
+
+    def on_progress(self, p: IndexProgress) -> None:
+        with self.lock:
+            mine = self.progress
+            if p.phase != "done":  # a lexical scan ending is not the end: dense vectors follow
+                mine.phase = p.phase
+            mine.files_scanned, mine.files_total = p.files_scanned, p.files_total
+            mine.chunks_indexed, mine.chunks_embedded = p.chunks_indexed, p.chunks_embedded
+            mine.chunks_total = p.chunks_total
+
+    # -- the dense phase ---------------------------------------------------------------------
+    def fill_dense(self, ws: Workspace) -> None:
+        """Embed queued chunks until a search or a scan should go first, or none are left."""
+        from .indexer import fill_dense
+
+        counts = ws.manifest.counts()
+        with self.lock:
+            p = self.progress
+            p.phase, p.chunks_total, p.chunks_embedded = "dense", counts["chunks"], counts["chunks_dense"]
+            p.chunks_indexed = counts["chunks"]
+        if fill_dense(ws, state=p, batch=self.dense_batch, should_stop=self.should_yield,
+                      progress=self._progressed):
+            self._healthy()
+        if self._stop.is_set():
+            return
+        with self.wake:
+            yielded_to_scan = self.requested()
+        if self.searches:
+            self._search_idle.wait(timeout=5.0)
+        elif not yielded_to_scan:
+            remaining = ws.manifest.counts()
+            if remaining["chunks_dense"] >= remaining["chunks"] or not ws.manifest.pending_dense(1):
+                ws.store.flush()
+                with self.lock:
+                    self.dense_pending = False
+                    self.progress.chunks_embedded = remaining["chunks_dense"]
+
+    def should_yield(self) -> bool:
+        self._heartbeat()  # a long dense fill must not look like an abandoned workspace
+        return self._stop.is_set() or self.searches > 0 or self.requested()
+
+    @contextmanager
+    def searching(self):
+        """A search (or a code-intelligence answer) runs: no new dense batch starts meanwhile."""
+        with self.lock:
+            self.searches += 1
+            self._search_idle.clear()
+        try:
+            yield
+        finally:
+            with self.lock:
+                self.searches -= 1
+                if self.searches == 0:
+                    self._search_idle.set()
+
+    # -- what index_status shows ---------------------------------------------------------------
+    def failed(self, message: str) -> None:
+        """A step failed (call with ``lock`` held): the progress says so until the next one."""
+        self.progress.phase = "error"
+        self.progress.message = message
+        self.scanning = False
+
+    def progress_dict(self) -> dict:
+        """The progress as ``index_status`` reports it (call with ``lock`` held)."""
+        p = self.progress
+        return {"phase": p.phase, "files_scanned": p.files_scanned, "files_total": p.files_total,
+                "chunks_indexed": p.chunks_indexed, "chunks_embedded": p.chunks_embedded,
+                "chunks_total": p.chunks_total}
