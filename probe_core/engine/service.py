@@ -40,6 +40,7 @@ log = logging.getLogger("probe.engine")
 
 CAPABILITIES = {"search": True, "open_file": True, "lexical": True, "dense": True, "rerank": False,
                 "code_intel": False, "memory": True}
+_CHECKS = frozenset({"periodic", "startup"})  # scan reasons that look for changes; none is known yet
 
 
 def _note_seen(ws: Workspace, min_interval_s: float = 0.0) -> None:
@@ -477,12 +478,12 @@ class OwnerEngine:
 
     def _pending_changes(self) -> int:
         """Changes seen and not indexed yet: the watcher's queue, requested and running scans (the
-        periodic safety rescan is not a change)."""
+        periodic safety rescan and the startup scan only look for changes: they are none)."""
         watcher = self._watcher
         queued = watcher.status().get("pending_changes", 0) if watcher is not None else 0
         with self._state:
-            requested = len(self._scan_paths) + int(self._scan_full and self._scan_reasons != {"periodic"})
-            running = int(self._scanning and self._running_reasons - {"periodic"} != set())
+            requested = len(self._scan_paths) + int(self._scan_full and bool(self._scan_reasons - _CHECKS))
+            running = int(self._scanning and bool(self._running_reasons - _CHECKS))
         return queued + requested + running
 
     def open_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
