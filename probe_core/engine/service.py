@@ -40,6 +40,7 @@ log = logging.getLogger("probe.engine")
 
 CAPABILITIES = {"search": True, "open_file": True, "lexical": True, "dense": True, "rerank": False,
                 "code_intel": False, "memory": True}
+REPAIR_PENDING = "repair pending: this Probe server rebuilds the index from the files by itself"
 _CHECKS = frozenset({"periodic", "startup"})  # scan reasons that look for changes; none is known yet
 
 
@@ -448,12 +449,9 @@ class OwnerEngine:
         if not self._watching():
             ws.touch()  # nobody tells us about edits: never answer from the cache
         with self._searching():
-            try:
+            with self._repairing():
                 out = search_answer(ws, query, top_k=top_k, mode=mode, instruction=instruction, filters=filters,
                                     max_tokens=max_tokens)
-            except IndexDamaged:  # the worker's next scan sees the recorded damage and rebuilds
-                self.request_scan(full=True, reason="repair")
-                raise
         with self._state:
             first_index_running = not self._first_scan_done.is_set() and out["index_generation"] == 0
             in_progress = self._indexing_in_progress()
@@ -486,17 +484,31 @@ class OwnerEngine:
             running = int(self._scanning and bool(self._running_reasons - _CHECKS))
         return queued + requested + running
 
+    @contextmanager
+    def _repairing(self):
+        """Damaged index files met by any verb (search, open_file, the intel tools, index_status):
+        the worker's next scan sees the recorded damage and rebuilds; the answer says so."""
+        try:
+            yield
+        except IndexDamaged as exc:
+            self.request_scan(full=True, reason="repair")
+            raise IndexDamaged(f"{exc}; {REPAIR_PENDING}") from exc
+
     def open_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
         from .answers import open_file_answer
 
-        return open_file_answer(self.root, path, start_line, end_line, ws=self._ws)
+        out = open_file_answer(self.root, path, start_line, end_line, ws=self._ws)
+        if out["index_state"] == "damaged":  # the lines are still the answer
+            self.request_scan(full=True, reason="repair")
+            out["message"] = "; ".join(filter(None, [out["message"], f"the index is damaged; {REPAIR_PENDING}"]))
+        return out
 
     def intel(self, tool: str, args: dict) -> dict:
         """Code intelligence over the symbol graph (read on its own SQLite connection)."""
         from .answers import intel_answer
 
         ws = self._workspace()
-        with self._searching():  # like a search: background embedding yields meanwhile
+        with self._searching(), self._repairing():  # like a search: background embedding yields meanwhile
             return intel_answer(ws, tool, args)
 
     def memory(self, action: str, args: dict) -> dict:
@@ -579,6 +591,9 @@ class OwnerEngine:
                 out["last_error"] = err
             if isinstance(exc, IndexConfigMismatch):
                 out["index_config_mismatch"] = True
+        if out.get("index_damaged") and ws is not None:
+            self.request_scan(full=True, reason="repair")
+            out["last_error"] = f"{out.get('last_error')}; {REPAIR_PENDING}"
         out["index_update_pending"] = self._first_scan_done.is_set() and self._pending_changes() > 0
         watcher = self._watcher
         if watcher is not None:
