@@ -44,6 +44,13 @@ REPAIR_PENDING = "repair pending: this Probe server rebuilds the index from the 
 _CHECKS = frozenset({"periodic", "startup"})  # scan reasons that look for changes; none is known yet
 
 
+def _close_quietly(ws: Workspace) -> None:
+    try:
+        ws.close()
+    except Exception:  # noqa: BLE001 - the failure that made us close is the one to report
+        log.debug("closing a workspace that failed to open failed too", exc_info=True)
+
+
 def _note_seen(ws: Workspace, min_interval_s: float = 0.0) -> None:
     from ..registry import note_seen
 
@@ -241,11 +248,15 @@ class OwnerEngine:
 
         if self._ws is None:
             ws = Workspace.open(self.root, probe_dir=self._own_probe_dir)  # creates config.json on a first run
-            if (why := damage_of(ws)) is not None:  # damaged files under .probe/: start over from the tree
-                log.warning("%s; rebuilding the index from the files", why.split("; run `probe")[0])
-                rebuild(ws)
-                self._repaired = why  # the next scan's report says so (`probe index` prints it)
-            _ = ws.manifest, ws.store  # build both before other threads can race to
+            try:
+                if (why := damage_of(ws)) is not None:  # damaged files under .probe/: start over from the tree
+                    log.warning("%s; rebuilding the index from the files", why.split("; run `probe")[0])
+                    rebuild(ws)
+                    self._repaired = why  # the next scan's report says so (`probe index` prints it)
+                _ = ws.manifest, ws.store  # build both before other threads can race to
+            except BaseException:  # the next try opens its own: close what this one opened
+                _close_quietly(ws)
+                raise
             self._ws = ws
         ws = self._ws
         # Adopt the embedding identity (on a first run) before any search can read it half-written.

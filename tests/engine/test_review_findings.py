@@ -52,3 +52,30 @@ def test_the_startup_scan_of_an_unchanged_tree_is_no_pending_update(tmp_path, mo
         release.set()
         wait_for(lambda: engine.index_status()["first_scan_done"], timeout=60, what="the startup scan")
         engine.close()
+
+
+def test_a_failed_rebuild_on_open_closes_the_workspace_it_opened(tmp_path, monkeypatch):
+    """Damage recorded, and the rebuild cannot finish (the Qdrant server it must clear is down):
+    the owner's open fails and is retried; the workspace each failed try opened (its store client,
+    its embedder) is closed, not left for every retry to add another."""
+    from probe_core.storage.damage import record_damage
+    from probe_core.workspace import Workspace
+
+    root = _indexed(tmp_path / "repo")
+    record_damage(root / ".probe", "the vector store at x is damaged (test); run `probe index --rebuild`")
+    monkeypatch.setenv("PROBE_WATCH", "0")
+    monkeypatch.setenv("QDRANT_URL", "http://127.0.0.1:9")  # nothing listens: refused at once
+    opened, closed = [], []
+    real_open, real_close = Workspace.open.__func__, Workspace.close
+
+    monkeypatch.setattr(Workspace, "open", classmethod(lambda cls, *a, **k: opened.append(1) or real_open(cls, *a, **k)))
+    monkeypatch.setattr(Workspace, "close", lambda self: closed.append(1) or real_close(self))
+    engine = OwnerEngine(root, EngineSettings.from_env(), serve_rpc=False).start()
+    try:
+        failed = wait_for(lambda: (st := engine.index_status()).get("last_error") and st, timeout=60,
+                          what="the open to fail")
+        assert "127.0.0.1:9" in failed["last_error"] or "unreachable" in failed["last_error"], failed
+        assert opened
+    finally:
+        engine.close()
+    assert len(closed) == len(opened), f"{len(opened)} workspaces opened, {len(closed)} closed"
