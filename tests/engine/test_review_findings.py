@@ -66,9 +66,9 @@ def test_a_failed_rebuild_on_open_closes_the_workspace_it_opened(tmp_path, monke
     monkeypatch.setenv("PROBE_WATCH", "0")
     monkeypatch.setenv("QDRANT_URL", "http://127.0.0.1:9")  # nothing listens: refused at once
     opened, closed = [], []
-    real_open, real_close = Workspace.open.__func__, Workspace.close
-
-    monkeypatch.setattr(Workspace, "open", classmethod(lambda cls, *a, **k: opened.append(1) or real_open(cls, *a, **k)))
+    real_open, real_close = Workspace.open.__func__, Workspace.close  # counted, then the real ones
+    monkeypatch.setattr(Workspace, "open",
+                        classmethod(lambda cls, *a, **k: opened.append(1) or real_open(cls, *a, **k)))
     monkeypatch.setattr(Workspace, "close", lambda self: closed.append(1) or real_close(self))
     engine = OwnerEngine(root, EngineSettings.from_env(), serve_rpc=False).start()
     try:
