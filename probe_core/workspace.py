@@ -48,6 +48,7 @@ class Workspace:
         self.probe_dir = Path(probe_dir).resolve() if probe_dir is not None else self.root / PROBE_DIR
         self.write_lock = threading.RLock()  # one indexer at a time inside this process
         self.state_version = 0  # bumped on every write; keys the search cache with the generation
+        self.lexical_version = 0  # bumped on every write but the dense fill's: files, chunks, the graph
         self._embedder: Embedder | None = None
         self._embedder_lock = threading.Lock()  # the model loads once even if two threads ask at once
         # what to scan, how to read and chunk, how search answers: code, or a library's documents
@@ -137,8 +138,11 @@ class Workspace:
         """Use a specific embedder (benchmarks compare models this way)."""
         self._embedder = embedder
 
-    def touch(self) -> None:
+    def touch(self, *, lexical: bool = True) -> None:
+        """The index changed (``lexical=False``: only dense vectors were added)."""
         self.state_version += 1
+        if lexical:
+            self.lexical_version += 1
 
     def close(self) -> None:
         lsp = sys.modules.get("probe_core.intel.lsp.session")  # loaded only if a language server was asked

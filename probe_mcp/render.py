@@ -59,8 +59,12 @@ def render_intel(out: dict) -> str:
             f"from {out.get('source', 'treesitter')}")
     if out.get("truncated"):
         head += " (truncated)"
-    lines = [head] + [f"{i['path']}:{i['line']} {i.get('symbol') or ''} [{i['kind']}] {i.get('context', '')[:100]}"
-                      for i in out["items"][:40]]
+    lines = [head]
+    if others := t.get("candidates"):  # an ambiguous name: the CLI names them too (intel_verbs)
+        lines.append(f"also defined at {', '.join(others[:5])}{' …' if len(others) > 5 else ''} "
+                     "(ask for one with file and line)")
+    lines += [f"{i['path']}:{i['line']} {i.get('symbol') or ''} [{i['kind']}] {i.get('context', '')[:100]}"
+              for i in out["items"][:40]]
     if out.get("message"):
         lines.append(out["message"])
     return "\n".join(lines)

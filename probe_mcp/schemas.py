@@ -102,8 +102,9 @@ class OpenFileOutput(BaseModel):
     size: int
     truncated: bool = Field(description="True when the range was longer than one answer carries.")
     next_start_line: int | None = Field(None, description="Where to continue when truncated.")
-    index_state: Literal["current", "stale", "not_indexed", "unknown"] = Field(
-        description="Whether the index holds this exact version of the file.")
+    index_state: Literal["current", "stale", "not_indexed", "unknown", "damaged"] = Field(
+        description="Whether the index holds this exact version of the file (damaged: the index's files are; "
+                    "a running server rebuilds them, message says so).")
     message: str | None = None
     collection: Literal["project", "libraries"] | None = Field(
         None, description='"libraries" for a library document (read from the library\'s index).')

@@ -12,7 +12,7 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import ConfigError, InvalidRange, ProbeError
+from ..errors import ConfigError, IndexDamaged, InvalidRange, ProbeError
 from ..limits import MAX_TOKENS
 from ..retrieval.coverage import EMPTY_INDEX, EMPTY_INDEX_ADVICE
 # fit_budget and mark_project live with the other last steps of an answer (retrieval/finish.py);
@@ -203,6 +203,8 @@ def open_file_answer(root: Path, path: str, start_line: int | None = None, end_l
         try:
             row = ws.manifest.files().get(rel)
             index_state = "not_indexed" if row is None else ("current" if row.file_hash == digest else "stale")
+        except IndexDamaged:  # recorded; the owner repairs it (engine.service.open_file)
+            index_state = "damaged"
         except Exception:  # the manifest is advisory here; the lines are the answer
             index_state = "unknown"
     return {

@@ -23,6 +23,7 @@ import logging
 import os
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,6 +45,14 @@ log = logging.getLogger("probe.engine")
 
 CAPABILITIES = {"search": True, "open_file": True, "lexical": True, "dense": True, "rerank": False,
                 "code_intel": False, "memory": True}
+REPAIR_PENDING = "repair pending: this Probe server rebuilds the index from the files by itself"
+
+
+def _close_quietly(ws: Workspace) -> None:
+    try:
+        ws.close()
+    except Exception:  # noqa: BLE001 - the failure that made us close is the one to report
+        log.debug("closing a workspace that failed to open failed too", exc_info=True)
 
 
 def _note_seen(ws: Workspace, min_interval_s: float = 0.0) -> None:
@@ -219,11 +228,15 @@ class OwnerEngine:
 
         if self._ws is None:
             ws = Workspace.open(self.root, probe_dir=self._own_probe_dir)  # creates config.json on a first run
-            if (why := damage_of(ws)) is not None:  # damaged files under .probe/: start over from the tree
-                log.warning("%s; rebuilding the index from the files", why.split("; run `probe")[0])
-                rebuild(ws)
-                self._sched.repaired = why  # the next scan's report says so (`probe index` prints it)
-            _ = ws.manifest, ws.store  # build both before other threads can race to
+            try:
+                if (why := damage_of(ws)) is not None:  # damaged files under .probe/: start over from the tree
+                    log.warning("%s; rebuilding the index from the files", why.split("; run `probe")[0])
+                    rebuild(ws)
+                    self._sched.repaired = why  # the next scan's report says so (`probe index` prints it)
+                _ = ws.manifest, ws.store  # build both before other threads can race to
+            except BaseException:  # the next try opens its own: close what this one opened
+                _close_quietly(ws)
+                raise
             self._ws = ws
         ws = self._ws
         # Adopt the embedding identity (on a first run) before any search can read it half-written.
@@ -327,11 +340,8 @@ class OwnerEngine:
         if not self._watching():
             ws.touch()  # nobody tells us about edits: never answer from the cache
         with self._searching():
-            try:
+            with self._repairing():
                 out = search_answer(ws, request)
-            except IndexDamaged:  # the worker's next scan sees the recorded damage and rebuilds
-                self.request_scan(full=True, reason="repair")
-                raise
         with self._state:
             first_index_running = not self._sched.first_scan_done.is_set() and out["index_generation"] == 0
             in_progress = self._sched.in_progress()
@@ -356,22 +366,36 @@ class OwnerEngine:
 
     def _pending_changes(self) -> int:
         """Changes seen and not indexed yet: the watcher's queue, requested and running scans (the
-        periodic safety rescan is not a change)."""
+        periodic safety rescan and the startup scan only look for changes: they are none)."""
         watcher = self._watcher
         queued = watcher.status().get("pending_changes", 0) if watcher is not None else 0
         return queued + self._sched.pending()
 
+    @contextmanager
+    def _repairing(self):
+        """Damaged index files met by any verb (search, open_file, the intel tools, index_status):
+        the worker's next scan sees the recorded damage and rebuilds; the answer says so."""
+        try:
+            yield
+        except IndexDamaged as exc:
+            self.request_scan(full=True, reason="repair")
+            raise IndexDamaged(f"{exc}; {REPAIR_PENDING}") from exc
+
     def open_file(self, path: str, start_line: int | None = None, end_line: int | None = None) -> dict:
         from .answers import open_file_answer
 
-        return open_file_answer(self.root, path, start_line, end_line, ws=self._ws)
+        out = open_file_answer(self.root, path, start_line, end_line, ws=self._ws)
+        if out["index_state"] == "damaged":  # the lines are still the answer
+            self.request_scan(full=True, reason="repair")
+            out["message"] = "; ".join(filter(None, [out["message"], f"the index is damaged; {REPAIR_PENDING}"]))
+        return out
 
     def intel(self, tool: str, args: dict) -> dict:
         """Code intelligence over the symbol graph (read on its own SQLite connection)."""
         from .answers import intel_answer
 
         ws = self._workspace()
-        with self._searching():  # like a search: background embedding yields meanwhile
+        with self._searching(), self._repairing():  # like a search: background embedding yields meanwhile
             return intel_answer(ws, tool, args)
 
     def memory(self, action: str, args: dict) -> dict:
@@ -433,6 +457,9 @@ class OwnerEngine:
                 out["last_error"] = err
             if isinstance(exc, IndexConfigMismatch):
                 out["index_config_mismatch"] = True
+        if out.get("index_damaged") and ws is not None:
+            self.request_scan(full=True, reason="repair")
+            out["last_error"] = f"{out.get('last_error')}; {REPAIR_PENDING}"
         out["index_update_pending"] = self._sched.first_scan_done.is_set() and self._pending_changes() > 0
         watcher = self._watcher
         if watcher is not None:

@@ -34,6 +34,9 @@ if TYPE_CHECKING:
 log = logging.getLogger("probe.engine")  # the owner engine's log, as before the split
 
 
+CHECKS = frozenset({"periodic", "startup"})  # scan reasons that look for changes; none is known yet
+
+
 class IndexSchedule:
     """The owner worker's queue of scans and dense work, and the progress it reports."""
 
@@ -93,10 +96,11 @@ class IndexSchedule:
         return box["report"]
 
     def pending(self) -> int:
-        """Requested and running scans of changes (the periodic safety rescan is not a change)."""
+        """Requested and running scans of changes (the periodic safety rescan and the startup scan
+        only look for changes: they are none)."""
         with self.lock:
-            requested = len(self._paths) + int(self._full and self._reasons != {"periodic"})
-            running = int(self.scanning and self._running_reasons - {"periodic"} != set())
+            requested = len(self._paths) + int(self._full and bool(self._reasons - CHECKS))
+            running = int(self.scanning and bool(self._running_reasons - CHECKS))
         return requested + running
 
     def in_progress(self) -> bool:

@@ -91,8 +91,11 @@ def rebuild_graph(ws: Workspace) -> dict[str, int]:
 def ensure_graph(ws: Workspace) -> dict[str, int]:
     """Bring the graph up to the manifest: graph new or changed files, drop removed ones. A change
     bumps the workspace's ``state_version``: search's graph evidence reads the graph, and its cached
-    answers are keyed on the index state."""
+    answers are keyed on the index state. Skipped while the lexical state is the one it last
+    matched (``Workspace.lexical_version``: the dense fill does not move it)."""
     store = graph_store(ws)
+    if store.in_step is not None and store.in_step == _step_key(ws, store):
+        return {"updated": 0, "removed": 0}
     wanted, gone = store.out_of_step()  # a join in SQL: no per-file work in Python when in step
     stale = sorted(wanted)
     updated = 0
@@ -106,4 +109,10 @@ def ensure_graph(ws: Workspace) -> dict[str, int]:
         raise
     if updated or gone:
         ws.touch()
+    store.in_step = _step_key(ws, store)  # a file that could not be read is retried after the next change
     return {"updated": updated, "removed": len(gone)}
+
+
+def _step_key(ws: Workspace, store: GraphStore) -> tuple:
+    # terms_epoch: the graph's tables made anew by another connection (an older layout dropped)
+    return ws.manifest.generation, ws.lexical_version, store.changes, store.terms_epoch()

@@ -100,6 +100,7 @@ class GraphStore:
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._lock = threading.RLock()
         self.changes = 0  # counts this connection's writes (the process owning the workspace is the only writer)
+        self.in_step: tuple | None = None  # build.ensure_graph's key when the graph last matched the manifest
         self._index: tuple[tuple[int, int], FileIndex] | None = None
         self._queued: list[tuple[FileGraph, str, set[bytes] | None]] = []
         with self._lock:

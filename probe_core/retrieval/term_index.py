@@ -102,7 +102,7 @@ class TermIndex:
 
     def refresh(self, ws: Workspace, store: GraphStore) -> None:
         self.vocabulary.refresh(store)
-        key = (ws.manifest.generation, ws.state_version, store.changes)
+        key = (ws.manifest.generation, ws.lexical_version, store.changes)  # not moved by the dense fill
         if self._unposted is None or self._unposted[0] != key:
             self._unposted = (key, store.unposted_files())
             self.total = ws.manifest.counts()["files"]

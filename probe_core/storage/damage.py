@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import sqlite3
 from contextlib import contextmanager
@@ -46,8 +47,14 @@ def damaged(path: Path, detail: str) -> IndexDamaged:
 
 
 DAMAGE_FILE = "damage.json"  # the last damage seen, kept until a rebuild: status reads it in any process
-STORE_DAMAGE_WORDS = ("decode", "decompress", "corrupt", "checksum", "no such file", "deserializ",
-                      "unexpected end", "eof")
+# What Qdrant Edge (0.9.0) says when its files are garbled, cut or missing, seen on real damaged
+# shards (docs/reliability.md, "Review findings"). Matched only in the Edge's own bare
+# ``Exception``s, with the shard's path taken out: a folder called ``video-decoder`` is no damage.
+STORE_DAMAGE_WORDS = ("failed to decode value", "failed to decompress", "failed to deserialize",
+                      "eof while parsing", "failed to read segment state", "gridstore io error",
+                      "inconsistent number of gridstore pages", "corrupted", "illegal segment header",
+                      "checksum mismatch", "(os error 2)")
+_SERDE_AT = re.compile(r" at line \d+ column \d+")  # a JSON file of the shard that does not parse
 
 
 def record_damage(probe_dir: Path, message: str) -> None:
@@ -66,12 +73,25 @@ def recorded_damage(probe_dir: Path) -> str | None:
     return str(message) if message else None
 
 
+def edge_words(exc: BaseException, shard: Path) -> str:
+    """A Qdrant Edge error's message with the shard's path left out (lowercase, one line): what
+    the Edge said, not what the user named their folders."""
+    text = one_line(str(exc))
+    for path in sorted({str(shard), os.path.realpath(shard)}, key=len, reverse=True):
+        text = text.replace(path, "<shard>")
+    return text.lower()
+
+
 def store_damaged(probe_dir: Path, shard: Path, exc: BaseException | str) -> IndexDamaged | None:
     """The ``IndexDamaged`` a Qdrant Edge failure means (recorded), or None for any other failure.
-    A ``str`` is a finding of Probe's own (a point without its payload)."""
+    The Edge raises a bare ``Exception``; Python's own errors (``FileNotFoundError``, ``EOFError``,
+    ``UnicodeDecodeError`` ...) never mean the store's files are damaged. A ``str`` is a finding of
+    Probe's own (a point without its payload)."""
     text = one_line(str(exc))
-    if not isinstance(exc, str) and not any(w in text.lower() for w in STORE_DAMAGE_WORDS):
-        return None
+    if not isinstance(exc, str):
+        words = edge_words(exc, shard)
+        if type(exc) is not Exception or not (any(w in words for w in STORE_DAMAGE_WORDS) or _SERDE_AT.search(words)):
+            return None
     err = IndexDamaged(f"the vector store at {shard} is damaged ({text[:300]}); {REBUILD_HINT}")
     record_damage(probe_dir, str(err))
     return err

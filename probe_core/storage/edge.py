@@ -14,7 +14,7 @@ import numpy as np
 import qdrant_edge as qe
 
 from ..errors import BackendUnavailable, IndexConfigMismatch, IndexLocked, ProbeError
-from .damage import shard_problem, store_damaged
+from .damage import edge_words, shard_problem, store_damaged
 from .disk_space import ensure_free_space
 from .protocol import DENSE, KEYWORD_FIELDS, SPARSE, HybridQuery, StoreFilter, StoreHit, StorePoint
 
@@ -76,13 +76,13 @@ class EdgeStore:
         except BackendUnavailable:
             raise
         except Exception as exc:  # qdrant_edge raises bare Exception with a message
-            msg = str(exc)
-            if "WouldBlock" in msg or "lock" in msg.lower():
+            msg, words = str(exc), edge_words(exc, self.path)
+            if "wouldblock" in words:  # the WAL's lock is held: "Can't init WAL: Kind(WouldBlock)"
                 raise IndexLocked(
                     f"the index at {self.path} is open in another Probe process "
                     "(one owner per workspace: use that process, or stop it)"
                 ) from exc
-            if "dimension" in msg.lower() or "incompatible" in msg.lower():
+            if "dimension" in words or "incompatible" in words:
                 raise IndexConfigMismatch(f"index at {self.path}: {msg}") from exc
             if exists and (err := store_damaged(self.path.parent.parent, self.path, exc)) is not None:
                 raise err from exc
