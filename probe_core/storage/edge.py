@@ -2,6 +2,13 @@
 
 A shard has exactly one owning process (its WAL is locked; the lock is released on SIGKILL), so
 the process that opens it owns the workspace. Threads inside that process share it freely.
+
+Compact on disk (issue 18, ``docs/benchmarks.md`` "A compact index"): a new shard stores its dense
+vectors as float16, half of float32's size (sparse storage has no such option: measured, no change).
+An appendable segment reserves a dense slot for every point, embedded or not, so this halves the
+largest file of even a lexical-only index; the dev set's scores do not move. A shard holds one workspace, so ``repo_id`` (always equal to
+``workspace_id``, and never filtered on) gets no keyword index here. Shards created before keep
+their layout: ``load`` reads a shard's own config.
 """
 from __future__ import annotations
 
@@ -17,6 +24,11 @@ from ..errors import BackendUnavailable, IndexConfigMismatch, IndexLocked, Probe
 from .damage import shard_problem, store_damaged
 from .disk_space import ensure_free_space
 from .protocol import DENSE, KEYWORD_FIELDS, SPARSE, HybridQuery, StoreFilter, StoreHit, StorePoint
+
+
+# keyword indexes of a new shard: the protocol's, less the one no query of a one-workspace shard uses
+EDGE_KEYWORD_FIELDS = tuple(f for f in KEYWORD_FIELDS if f != "repo_id")
+VECTOR_DATATYPE = qe.VectorStorageDatatype.Float16
 
 
 def _filter(flt: StoreFilter | None, *, with_dense: bool = False) -> qe.Filter | None:
@@ -71,7 +83,7 @@ class EdgeStore:
                 raise BackendUnavailable(f"no index at {self.path}; run `probe index` first")
             else:
                 self._shard = qe.EdgeShard.create(str(self.path), self._config(dimensions))
-                for field in KEYWORD_FIELDS:
+                for field in EDGE_KEYWORD_FIELDS:
                     self._shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
         except BackendUnavailable:
             raise
@@ -106,7 +118,8 @@ class EdgeStore:
     @staticmethod
     def _config(dimensions: int) -> qe.EdgeConfig:
         return qe.EdgeConfig(
-            vectors={DENSE: qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine)},
+            vectors={DENSE: qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine,
+                                                datatype=VECTOR_DATATYPE)},
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         )
 
