@@ -2,6 +2,15 @@
 
 A shard has exactly one owning process (its WAL is locked; the lock is released on SIGKILL), so
 the process that opens it owns the workspace. Threads inside that process share it freely.
+
+Compact on disk (issue 18, ``docs/benchmarks.md`` "A compact index"): a new shard stores its dense
+vectors as float16, half of float32's size (sparse storage has no such option: measured, no change).
+An appendable segment reserves a dense slot for every point, embedded or not, so this halves the
+largest file of even a lexical-only index; the dev set's scores do not move. Payload keys are stored
+short (``edge_payload.py``), and only the fields a query filters on get a keyword index (a shard
+holds one workspace: ``repo_id`` and ``project_id`` never select anything, nor is ``symbol``
+filtered on). Shards created before keep their layout: ``load`` reads a shard's own config, and
+their long payload keys are recognised.
 """
 from __future__ import annotations
 
@@ -16,24 +25,31 @@ import qdrant_edge as qe
 from ..errors import BackendUnavailable, IndexConfigMismatch, IndexLocked, ProbeError
 from .damage import edge_words, shard_problem, store_damaged
 from .disk_space import ensure_free_space
+from .edge_payload import PayloadKeys
 from .protocol import DENSE, KEYWORD_FIELDS, SPARSE, HybridQuery, StoreFilter, StoreHit, StorePoint
 
 
-def _filter(flt: StoreFilter | None, *, with_dense: bool = False) -> qe.Filter | None:
+# keyword indexes of a new shard: the protocol's fields that ``_filter`` selects on in a one-workspace shard
+EDGE_KEYWORD_FIELDS = tuple(f for f in KEYWORD_FIELDS if f not in ("repo_id", "project_id", "symbol"))
+VECTOR_DATATYPE = qe.VectorStorageDatatype.Float16
+
+
+def _filter(flt: StoreFilter | None, keys: PayloadKeys, *, with_dense: bool = False) -> qe.Filter | None:
     must: list = []
+    key = keys.field
     if flt is not None:
         if flt.workspace_id:
-            must.append(qe.FieldCondition("workspace_id", match=qe.MatchValue(flt.workspace_id)))
+            must.append(qe.FieldCondition(key("workspace_id"), match=qe.MatchValue(flt.workspace_id)))
         if flt.file_paths is not None:
-            must.append(qe.FieldCondition("file_path", match=qe.MatchAny(list(flt.file_paths) or [""])))
+            must.append(qe.FieldCondition(key("file_path"), match=qe.MatchAny(list(flt.file_paths) or [""])))
         if flt.languages:
-            must.append(qe.FieldCondition("language", match=qe.MatchAny(list(flt.languages))))
+            must.append(qe.FieldCondition(key("language"), match=qe.MatchAny(list(flt.languages))))
         if flt.chunk_kinds:
-            must.append(qe.FieldCondition("chunk_kind", match=qe.MatchAny(list(flt.chunk_kinds))))
+            must.append(qe.FieldCondition(key("chunk_kind"), match=qe.MatchAny(list(flt.chunk_kinds))))
         if flt.branch:
-            must.append(qe.FieldCondition("branch", match=qe.MatchValue(flt.branch)))
+            must.append(qe.FieldCondition(key("branch"), match=qe.MatchValue(flt.branch)))
         if flt.project_id:
-            must.append(qe.FieldCondition("project_id", match=qe.MatchValue(flt.project_id)))
+            must.append(qe.FieldCondition(key("project_id"), match=qe.MatchValue(flt.project_id)))
     if with_dense:
         must.append(qe.HasVectorCondition(DENSE))
     return qe.Filter(must=must) if must else None
@@ -54,6 +70,7 @@ class EdgeStore:
         self.path = Path(path)
         self.name = name
         self._shard: qe.EdgeShard | None = None
+        self._keys = PayloadKeys.SHORT  # a shard made before short keys: LONG, found at load
         self._lock = threading.RLock()
 
     # -- lifecycle ---------------------------------------------------------------------------
@@ -67,12 +84,15 @@ class EdgeStore:
         try:
             if exists:
                 self._shard = qe.EdgeShard.load(str(self.path))
+                self._keys = PayloadKeys.LONG if "file_path" in self._shard.info().payload_schema else PayloadKeys.SHORT
             elif dimensions is None:
                 raise BackendUnavailable(f"no index at {self.path}; run `probe index` first")
             else:
                 self._shard = qe.EdgeShard.create(str(self.path), self._config(dimensions))
-                for field in KEYWORD_FIELDS:
-                    self._shard.update(qe.UpdateOperation.create_field_index(field, qe.PayloadSchemaType.Keyword))
+                self._keys = PayloadKeys.SHORT
+                for field in EDGE_KEYWORD_FIELDS:
+                    self._shard.update(qe.UpdateOperation.create_field_index(
+                        self._keys.field(field), qe.PayloadSchemaType.Keyword))
         except BackendUnavailable:
             raise
         except Exception as exc:  # qdrant_edge raises bare Exception with a message
@@ -106,7 +126,8 @@ class EdgeStore:
     @staticmethod
     def _config(dimensions: int) -> qe.EdgeConfig:
         return qe.EdgeConfig(
-            vectors={DENSE: qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine)},
+            vectors={DENSE: qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine,
+                                                datatype=VECTOR_DATATYPE)},
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         )
 
@@ -116,6 +137,11 @@ class EdgeStore:
 
     def _s(self) -> qe.EdgeShard:
         return self._open(None)
+
+    def _flt(self, flt: StoreFilter | None, *, with_dense: bool = False) -> qe.Filter | None:
+        """``flt`` in this shard's payload key names (the shard is opened first: they depend on it)."""
+        self._s()
+        return _filter(flt, self._keys, with_dense=with_dense)
 
     def flush(self) -> None:
         with self._lock:
@@ -133,14 +159,15 @@ class EdgeStore:
     def upsert(self, points: list[StorePoint]) -> None:
         if not points:
             return
-        out = []
-        for p in points:
-            vec: dict = {SPARSE: qe.SparseVector(p.sparse.indices, p.sparse.values)}
-            if p.dense is not None:
-                vec[DENSE] = [float(x) for x in p.dense]
-            out.append(qe.Point(uuid.UUID(p.id), vec, p.payload))
         with self._using():
-            self._s().update(qe.UpdateOperation.upsert_points(out))
+            shard = self._s()  # opened first: the payload key names depend on the shard
+            out = []
+            for p in points:
+                vec: dict = {SPARSE: qe.SparseVector(p.sparse.indices, p.sparse.values)}
+                if p.dense is not None:
+                    vec[DENSE] = [float(x) for x in p.dense]
+                out.append(qe.Point(uuid.UUID(p.id), vec, self._keys.encode(p.payload)))
+            shard.update(qe.UpdateOperation.upsert_points(out))
 
     def set_dense(self, ids: list[str], vectors: np.ndarray) -> None:
         if not ids:
@@ -153,7 +180,7 @@ class EdgeStore:
         if flt.is_empty():
             raise ValueError("set_payload needs a non-empty filter")
         with self._using():
-            self._s().update(qe.UpdateOperation.set_payload_by_filter(_filter(flt), dict(payload)))
+            self._s().update(qe.UpdateOperation.set_payload_by_filter(self._flt(flt), self._keys.encode(payload)))
 
     def dense_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -169,11 +196,12 @@ class EdgeStore:
     def set_payload_ids(self, ids: list[str], payload: dict) -> None:
         if ids:
             with self._using():
-                self._s().update(qe.UpdateOperation.set_payload([uuid.UUID(i) for i in ids], dict(payload)))
+                self._s().update(qe.UpdateOperation.set_payload([uuid.UUID(i) for i in ids],
+                                                                self._keys.encode(payload)))
 
     def delete_file(self, workspace_id: str, path: str) -> None:
-        flt = _filter(StoreFilter(workspace_id=workspace_id, file_paths=[path]))
         with self._using():
+            flt = self._flt(StoreFilter(workspace_id=workspace_id, file_paths=[path]))
             self._s().update(qe.UpdateOperation.delete_points_by_filter(flt))
 
     def delete_ids(self, ids: list[str]) -> None:
@@ -182,13 +210,14 @@ class EdgeStore:
                 self._s().update(qe.UpdateOperation.delete_points([uuid.UUID(i) for i in ids]))
 
     def delete_workspace(self, workspace_id: str) -> None:
-        flt = _filter(StoreFilter(workspace_id=workspace_id))
         with self._using():
+            flt = self._flt(StoreFilter(workspace_id=workspace_id))
             self._s().update(qe.UpdateOperation.delete_points_by_filter(flt))
 
     # -- reads -------------------------------------------------------------------------------
     def hybrid_query(self, query: HybridQuery) -> list[StoreHit]:
-        flt = _filter(query.filter)
+        with self._using():
+            flt = self._flt(query.filter)
         sparse = qe.Query.Nearest(qe.SparseVector(query.sparse.indices, query.sparse.values), using=SPARSE)
         prefetches = [qe.Prefetch(limit=query.prefetch_limit, query=sparse, filter=flt)]
         requests = [qe.QueryRequest(limit=query.prefetch_limit, query=sparse, filter=flt)]
@@ -214,7 +243,7 @@ class EdgeStore:
         bm25_ranks = _ranks(signal_lists[-1])
         return [
             StoreHit(
-                id=str(p.id), score=float(p.score), payload=dict(p.payload or {}),
+                id=str(p.id), score=float(p.score), payload=self._keys.decode(p.payload),
                 dense_rank=dense_ranks.get(str(p.id)), bm25_rank=bm25_ranks.get(str(p.id)),
                 dense_score=dense_scores.get(str(p.id)),
             )
@@ -223,19 +252,20 @@ class EdgeStore:
 
     def count(self, flt: StoreFilter | None = None, *, with_dense: bool = False) -> int:
         with self._using():
-            return self._s().count(qe.CountRequest(exact=True, filter=_filter(flt, with_dense=with_dense)))
+            return self._s().count(qe.CountRequest(exact=True, filter=self._flt(flt, with_dense=with_dense)))
 
     def all_ids(self, flt: StoreFilter | None = None) -> dict[str, str]:
         out: dict[str, str] = {}
         offset = None
         with self._using():
+            path_key = self._keys.field("file_path")
             while True:
                 pts, offset = self._s().scroll(qe.ScrollRequest(
-                    offset=offset, limit=1000, filter=_filter(flt),
-                    with_payload=["file_path"],
+                    offset=offset, limit=1000, filter=self._flt(flt),
+                    with_payload=[path_key],
                     with_vector=False))
                 for p in pts:
-                    out[str(p.id)] = (p.payload or {}).get("file_path", "")
+                    out[str(p.id)] = (p.payload or {}).get(path_key, "")
                 if offset is None:
                     break
         return out

@@ -16,71 +16,16 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-import zlib
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import IndexDamaged
 from .damage import CheckedConnection, check_on_open, mark_clean
+from .dense_queue import DenseQueue, pack
+from .manifest_schema import SCHEMA_VERSION, create_or_migrate
 
-SCHEMA_VERSION = 3
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS files (
-    path TEXT PRIMARY KEY,
-    mtime_ns INTEGER NOT NULL,
-    size INTEGER NOT NULL,
-    file_hash TEXT NOT NULL,
-    language TEXT,
-    chunk_kind TEXT,
-    last_indexed_at REAL NOT NULL,
-    last_error TEXT,
-    -- with mtime_ns and size, what change detection compares (indexing.change_detection);
-    -- ctime_ns 0: not verified, hash the file at the next scan
-    ctime_ns INTEGER NOT NULL DEFAULT 0,
-    inode INTEGER NOT NULL DEFAULT 0,
-    dev INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE IF NOT EXISTS chunks (
-    point_id TEXT PRIMARY KEY,
-    path TEXT NOT NULL,
-    chunk_idx INTEGER NOT NULL,
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    chunk_hash TEXT NOT NULL,
-    symbol TEXT,
-    symbol_kind TEXT,
-    parent_symbol TEXT,
-    is_fragment INTEGER NOT NULL DEFAULT 0,
-    has_dense INTEGER NOT NULL DEFAULT 0,
-    file_hash TEXT NOT NULL DEFAULT '',
-    live INTEGER NOT NULL DEFAULT 1
-);
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, start_line);
-CREATE INDEX IF NOT EXISTS chunks_dense ON chunks(has_dense);
--- the version of each file a branch had when it was last indexed (checked out)
-CREATE TABLE IF NOT EXISTS branch_files (
-    branch TEXT NOT NULL,
-    path TEXT NOT NULL,
-    file_hash TEXT NOT NULL,
-    PRIMARY KEY (branch, path)
-);
-CREATE INDEX IF NOT EXISTS branch_files_version ON branch_files(path, file_hash);
--- chunk text waiting for its dense vector (progressive indexing); removed once embedded. The text
--- is stored zlib-compressed (a BLOB; rows of older versions hold TEXT): a lexical-only index of a
--- large repository queues about its whole source, so that is 2.5x smaller
--- fill_order: the queue's key, smallest first (indexing/fill_order.py; -1: not ranked yet)
-CREATE TABLE IF NOT EXISTS pending_dense (
-    point_id TEXT PRIMARY KEY,
-    path TEXT NOT NULL,
-    text TEXT NOT NULL,
-    fill_order INTEGER NOT NULL DEFAULT -1
-);
-CREATE INDEX IF NOT EXISTS pending_path ON pending_dense(path);
-CREATE INDEX IF NOT EXISTS pending_order ON pending_dense(fill_order);  -- rowid is its tail
-"""
+__all__ = ["ChunkRow", "FileRow", "Manifest", "SCHEMA_VERSION"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,8 +54,9 @@ class ChunkRow:
     is_fragment: bool
 
 
-class Manifest:
-    """One workspace's manifest. Safe to share between threads of one process."""
+class Manifest(DenseQueue):
+    """One workspace's manifest. Safe to share between threads of one process. The dense queue's
+    methods are in ``dense_queue.py``, the tables and migrations in ``manifest_schema.py``."""
 
     def __init__(self, path: Path):
         self.path = Path(path)
@@ -119,42 +65,12 @@ class Manifest:
         raw = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
         self._db = CheckedConnection(raw, self.path)  # corruption → IndexDamaged, wherever it shows
         try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
-            self._migrate()
-            self._db.executescript(_SCHEMA)
+            create_or_migrate(self._db)
             self._lock = threading.RLock()
             self.set_meta("schema_version", str(SCHEMA_VERSION))
         except BaseException:
             raw.close()
             raise
-
-    def _migrate(self) -> None:
-        """Version 1 → 2: chunks learn their file version and whether they are live.
-        Version 2 → 3: files learn ctime, inode and device; rows migrated hold 0 (not verified), so
-        the next scan hashes each file once and records its full stat. The dense queue learns its
-        fill order (rows queued before are ranked by ``indexing.fill_order.rank_queue``)."""
-        file_cols = {r[1] for r in self._db.execute("PRAGMA table_info(files)")}
-        if file_cols and "ctime_ns" not in file_cols:
-            self._db.executescript("""
-                BEGIN IMMEDIATE;
-                ALTER TABLE files ADD COLUMN ctime_ns INTEGER NOT NULL DEFAULT 0;
-                ALTER TABLE files ADD COLUMN inode INTEGER NOT NULL DEFAULT 0;
-                ALTER TABLE files ADD COLUMN dev INTEGER NOT NULL DEFAULT 0;
-                COMMIT;
-            """)
-        queue_cols = {r[1] for r in self._db.execute("PRAGMA table_info(pending_dense)")}
-        if queue_cols and "fill_order" not in queue_cols:
-            self._db.execute("ALTER TABLE pending_dense ADD COLUMN fill_order INTEGER NOT NULL DEFAULT -1")
-        cols = {r[1] for r in self._db.execute("PRAGMA table_info(chunks)")}
-        if cols and "live" not in cols:
-            self._db.executescript("""
-                BEGIN IMMEDIATE;
-                ALTER TABLE chunks ADD COLUMN file_hash TEXT NOT NULL DEFAULT '';
-                ALTER TABLE chunks ADD COLUMN live INTEGER NOT NULL DEFAULT 1;
-                UPDATE chunks SET file_hash = COALESCE((SELECT f.file_hash FROM files f WHERE f.path = chunks.path), '');
-                COMMIT;
-            """)
 
     def close(self) -> None:
         with self._lock:
@@ -240,7 +156,7 @@ class Manifest:
             )
             if not dense_done:
                 db.executemany("INSERT OR REPLACE INTO pending_dense(point_id, path, text, fill_order) VALUES(?,?,?,?)",
-                               [(c.point_id, c.path, _pack(t), fill_order) for c, t in zip(chunks, texts)
+                               [(c.point_id, c.path, pack(t), fill_order) for c, t in zip(chunks, texts)
                                 if c.point_id not in embedded])
 
     def remove_file(self, path: str, *, retain: bool = False) -> None:
@@ -457,42 +373,6 @@ class Manifest:
             dense = self._db.execute("SELECT COUNT(*) FROM chunks WHERE has_dense=1").fetchone()[0]
         return {"files": files, "files_failed": failed, "chunks": chunks, "chunks_dense": dense}
 
-    def pending_dense(self, limit: int) -> list[tuple[str, str, str]]:
-        """(point_id, path, text) of chunks still waiting for dense vectors, in fill order
-        (``indexing/fill_order.py``), then in the order they were queued."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT point_id, path, text FROM pending_dense ORDER BY fill_order, rowid LIMIT ?", (limit,)).fetchall()
-        return [(pid, path, _unpack(text)) for pid, path, text in rows]
-
-    def unranked_pending(self) -> list[tuple[str, str | None, int]]:
-        """(path, chunk_kind, mtime_ns) of the files with queued chunks that have no fill order yet."""
-        with self._lock:
-            return self._db.execute(
-                "SELECT DISTINCT p.path, f.chunk_kind, COALESCE(f.mtime_ns, 0) FROM pending_dense p"
-                " LEFT JOIN files f ON f.path = p.path WHERE p.fill_order = -1").fetchall()
-
-    def set_fill_order(self, orders: list[tuple[int, str]]) -> None:
-        """Give the unranked queued chunks of each path its fill order: ``[(fill_order, path)]``."""
-        with self.transaction() as db:
-            db.executemany("UPDATE pending_dense SET fill_order=? WHERE path=? AND fill_order=-1", orders)
-
-    def without_dense(self, point_ids: list[str]) -> set[str]:
-        """Those of these chunks that have no dense vector yet (search while the fill runs)."""
-        out: set[str] = set()
-        with self._lock:
-            for start in range(0, len(point_ids), 500):
-                part = point_ids[start:start + 500]
-                out.update(r[0] for r in self._db.execute(
-                    f"SELECT point_id FROM chunks WHERE has_dense=0 AND point_id IN ({','.join('?' * len(part))})",
-                    part))
-        return out
-
-    def mark_dense_done(self, point_ids: list[str]) -> None:
-        with self.transaction() as db:
-            db.executemany("DELETE FROM pending_dense WHERE point_id=?", [(i,) for i in point_ids])
-            db.executemany("UPDATE chunks SET has_dense=1 WHERE point_id=?", [(i,) for i in point_ids])
-
     def clear(self) -> None:
         with self.transaction() as db:
             for table in ("files", "chunks", "pending_dense", "branch_files"):
@@ -510,15 +390,6 @@ def _put_file(db: sqlite3.Connection, row: FileRow, language: str | None, chunk_
          row.ctime_ns, row.inode, row.dev))
 
 
-def _pack(text: str) -> bytes:
-    return zlib.compress(text.encode("utf-8", "surrogatepass"), 6)
-
-
-def _unpack(stored: str | bytes) -> str:
-    """A queued text: compressed (bytes), or plain from a manifest written before compression."""
-    return zlib.decompress(stored).decode("utf-8", "surrogatepass") if isinstance(stored, bytes) else stored
-
-
 def _leave_live(db: sqlite3.Connection, path: str, retain: bool) -> None:
     """The checked-out version of ``path`` stops being live: kept as retained, or deleted."""
     if retain:
@@ -529,5 +400,6 @@ def _leave_live(db: sqlite3.Connection, path: str, retain: bool) -> None:
 
 def _drop_live(db: sqlite3.Connection, path: str) -> None:
     """Delete the checked-out version's chunk rows of ``path`` and their dense queue entries."""
-    db.execute("DELETE FROM pending_dense WHERE point_id IN (SELECT point_id FROM chunks WHERE path=? AND live=1)", (path,))
+    db.execute("DELETE FROM pending_dense WHERE point_id IN (SELECT point_id FROM chunks WHERE path=? AND live=1)",
+               (path,))
     db.execute("DELETE FROM chunks WHERE path=? AND live=1", (path,))

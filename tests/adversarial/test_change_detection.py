@@ -17,7 +17,7 @@ from probe_core.indexing.change_detection import RACY_WINDOW_NS, file_row, is_un
 from probe_core.indexing.tree_poll import TreePoll
 from probe_core.records import ScannedFile
 from probe_core.scan import IgnoreRules
-from probe_core.storage.manifest import Manifest
+from probe_core.storage.manifest import SCHEMA_VERSION, Manifest
 
 from .conftest import REPO_FILES, probe_cli, probe_mcp, search, tally, wait_indexed, wait_until, write_tree
 
@@ -146,7 +146,7 @@ def test_a_manifest_without_ctime_migrates_and_rehashes_each_file_once(tmp_path)
     row = manifest.files()["a.py"]
     assert (row.mtime_ns, row.size, row.file_hash, row.ctime_ns) == (5, 6, "abc", 0)
     assert not is_unchanged(row, ScannedFile("a.py", 6, 5, 0, 0, 0))  # even an equal-looking stat
-    assert manifest.get_meta("schema_version") == "3"
+    assert manifest.get_meta("schema_version") == str(SCHEMA_VERSION)  # migrated to the current version (4)
     manifest.close()
 
 

@@ -1,6 +1,7 @@
 """The manifest keeps what it must and no more: the dense queue's text is stored compressed."""
 from __future__ import annotations
 
+import random
 import sqlite3
 
 from probe_core.storage.manifest import ChunkRow, FileRow, Manifest
@@ -27,3 +28,54 @@ def test_a_queue_written_before_compression_still_reads(tmp_path):
     with m.transaction() as db:  # as an older Probe wrote it: plain TEXT
         db.execute("UPDATE pending_dense SET text='plain old text'")
     assert m.pending_dense(10) == [("a.py-0", "a.py", "plain old text")]
+
+
+def _queue_files(m: Manifest, n_files: int, per_file: int = 20) -> list[str]:
+    rng = random.Random(7)  # text that does not compress away: the queue takes real pages
+    ids = []
+    for f in range(n_files):
+        path = f"src/f{f}.py"
+        chunks = [_chunk(path, k) for k in range(per_file)]
+        texts = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz_ \n") for _ in range(1500)) for _ in chunks]
+        m.replace_file(FileRow(path, 1, 10, f"h{f}", None), "python", "code", chunks, texts)
+        ids += [c.point_id for c in chunks]
+    return ids
+
+
+def test_the_manifest_gives_back_the_pages_of_a_drained_queue(tmp_path):
+    """A fully embedded index does not keep the dense queue's size: a new manifest is made with
+    incremental auto-vacuum, and marking chunks embedded returns the freed pages to the disk."""
+    path = tmp_path / "m.sqlite"
+    m = Manifest(path)
+    ids = _queue_files(m, 60)
+    m.set_fill_order([(1, f"src/f{f}.py") for f in range(60)])
+    full = path.stat().st_size + (tmp_path / "m.sqlite-wal").stat().st_size
+    for start in range(0, len(ids), 64):
+        m.mark_dense_done(ids[start:start + 64])
+    assert m.pending_dense(10) == [] and m.counts()["chunks_dense"] == len(ids)
+    m.close()  # the last connection checkpoints the WAL into the file
+    db = sqlite3.connect(path)
+    assert db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2
+    assert db.execute("PRAGMA freelist_count").fetchone()[0] < 1024
+    db.close()
+    assert path.stat().st_size < full / 2
+
+
+def test_a_version_3_manifest_loses_the_queue_path_index_and_still_ranks_its_queue(tmp_path):
+    path = tmp_path / "m.sqlite"
+    m = Manifest(path)
+    _queue_files(m, 3, per_file=2)
+    with m.transaction() as db:  # as version 3 left it
+        db.execute("CREATE INDEX pending_path ON pending_dense(path)")
+        db.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
+    m.close()
+    m = Manifest(path)
+    assert m.get_meta("schema_version") == "4"
+    names = {r[0] for r in m._db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
+    assert "pending_path" not in names and "pending_order" in names
+    assert sorted(p for p, _, _ in m.unranked_pending()) == ["src/f0.py", "src/f1.py", "src/f2.py"]
+    m.set_fill_order([(5, "src/f2.py"), (9, "src/f0.py")])  # found through chunks(path)
+    assert [p for p, _, _ in m.unranked_pending()] == ["src/f1.py"]
+    m.set_fill_order([(7, "src/f1.py"), (1, "src/f0.py")])  # ranked once: f0 keeps its 9
+    assert [r[1] for r in m.pending_dense(10)] == ["src/f2.py"] * 2 + ["src/f1.py"] * 2 + ["src/f0.py"] * 2
+    m.close()

@@ -1,0 +1,79 @@
+"""The manifest's dense queue: chunk text waiting for its dense vector (progressive indexing).
+
+A part of ``Manifest`` (a mixin over its connection and lock), kept apart because it is the one
+table that drains: a lexical-only index of a large repository queues about its whole source, and
+the fill empties it. The text is stored zlib-compressed. As the queue drains, the pages it frees
+are given back to the file system (a manifest made with ``auto_vacuum=INCREMENTAL``,
+``manifest_schema.create_or_migrate``), so a fully embedded index does not keep the queue's size.
+"""
+from __future__ import annotations
+
+import zlib
+
+# free pages (4 KiB each) the manifest may hold before the fill gives them back: trimming in steps
+# of at least this keeps the cost of each step small against the embedding it follows
+TRIM_FREE_PAGES = 1024
+
+
+class DenseQueue:
+    """The queue's reads and writes; ``Manifest`` supplies ``_db``, ``_lock`` and ``transaction``."""
+
+    def pending_dense(self, limit: int) -> list[tuple[str, str, str]]:
+        """(point_id, path, text) of chunks still waiting for dense vectors, in fill order
+        (``indexing/fill_order.py``), then in the order they were queued."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT point_id, path, text FROM pending_dense ORDER BY fill_order, rowid LIMIT ?", (limit,)).fetchall()
+        return [(pid, path, unpack(text)) for pid, path, text in rows]
+
+    def unranked_pending(self) -> list[tuple[str, str | None, int]]:
+        """(path, chunk_kind, mtime_ns) of the files with queued chunks that have no fill order yet."""
+        with self._lock:
+            return self._db.execute(
+                "SELECT DISTINCT p.path, f.chunk_kind, COALESCE(f.mtime_ns, 0) FROM pending_dense p"
+                " LEFT JOIN files f ON f.path = p.path WHERE p.fill_order = -1").fetchall()
+
+    def set_fill_order(self, orders: list[tuple[int, str]]) -> None:
+        """Give the unranked queued chunks of each path its fill order: ``[(fill_order, path)]``."""
+        with self.transaction() as db:
+            # by point id through chunks(path): the unary + keeps the planner off the fill_order index
+            # (every row is unranked at first: that would scan the whole queue per path)
+            db.executemany("UPDATE pending_dense SET fill_order=? WHERE point_id IN"
+                           " (SELECT point_id FROM chunks WHERE path=?) AND +fill_order=-1", orders)
+
+    def without_dense(self, point_ids: list[str]) -> set[str]:
+        """Those of these chunks that have no dense vector yet (search while the fill runs)."""
+        out: set[str] = set()
+        with self._lock:
+            for start in range(0, len(point_ids), 500):
+                part = point_ids[start:start + 500]
+                out.update(r[0] for r in self._db.execute(
+                    f"SELECT point_id FROM chunks WHERE has_dense=0 AND point_id IN ({','.join('?' * len(part))})",
+                    part))
+        return out
+
+    def mark_dense_done(self, point_ids: list[str]) -> None:
+        with self.transaction() as db:
+            db.executemany("DELETE FROM pending_dense WHERE point_id=?", [(i,) for i in point_ids])
+            db.executemany("UPDATE chunks SET has_dense=1 WHERE point_id=?", [(i,) for i in point_ids])
+        self.trim()
+
+    def trim(self, at_least: int = TRIM_FREE_PAGES) -> int:
+        """Give free pages back to the file system once there are ``at_least`` of them (a manifest
+        without incremental auto-vacuum keeps them: nothing happens). Returns the pages freed."""
+        with self._lock:
+            free = self._db.execute("PRAGMA freelist_count").fetchone()[0]
+            if free < max(at_least, 1) or self._db.execute("PRAGMA auto_vacuum").fetchone()[0] != 2:
+                return 0
+            # executescript steps the pragma to its end (a plain execute frees one page per step)
+            self._db.executescript(f"PRAGMA incremental_vacuum({int(free)});")
+            return free - self._db.execute("PRAGMA freelist_count").fetchone()[0]
+
+
+def pack(text: str) -> bytes:
+    return zlib.compress(text.encode("utf-8", "surrogatepass"), 6)
+
+
+def unpack(stored: str | bytes) -> str:
+    """A queued text: compressed (bytes), or plain from a manifest written before compression."""
+    return zlib.decompress(stored).decode("utf-8", "surrogatepass") if isinstance(stored, bytes) else stored
