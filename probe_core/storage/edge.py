@@ -47,6 +47,15 @@ def _scores(points) -> dict[str, float]:
     return {str(p.id): float(p.score) for p in points}
 
 
+def _hits(points, dense_pts, sparse_pts) -> list[StoreHit]:
+    """``points`` as hits carrying their rank in each list (and their dense similarity)."""
+    dense_ranks, dense_scores, bm25_ranks = _ranks(dense_pts), _scores(dense_pts), _ranks(sparse_pts)
+    return [StoreHit(id=str(p.id), score=float(p.score), payload=dict(p.payload or {}),
+                     dense_rank=dense_ranks.get(str(p.id)), bm25_rank=bm25_ranks.get(str(p.id)),
+                     dense_score=dense_scores.get(str(p.id)))
+            for p in points]
+
+
 class EdgeStore:
     """A ``VectorStore`` over one Qdrant Edge shard directory."""
 
@@ -129,6 +138,16 @@ class EdgeStore:
                 self._shard.close()
                 self._shard = None
 
+    def optimize(self) -> bool:
+        """Merge and index the shard's segments (Qdrant's optimizers, in-process); True when any
+        changed. Not called by Probe yet: on the 2.9M-line monorepo's 137k lexical points it took
+        ~30 s of CPU (200 s wall under load) and holds the store's lock meanwhile, and it cut a
+        BM25 query's store time from ~5.8 to ~3.6 ms (``docs/benchmarks.md``, "Search cost against
+        repository size"). The dense fill rewrites every point, so the time to call it is when the
+        fill has finished and the owner is idle."""
+        with self._using():
+            return bool(self._s().optimize())
+
     # -- writes ------------------------------------------------------------------------------
     def upsert(self, points: list[StorePoint]) -> None:
         if not points:
@@ -190,11 +209,13 @@ class EdgeStore:
     def hybrid_query(self, query: HybridQuery) -> list[StoreHit]:
         flt = _filter(query.filter)
         sparse = qe.Query.Nearest(qe.SparseVector(query.sparse.indices, query.sparse.values), using=SPARSE)
+        dense = qe.Query.Nearest([float(x) for x in query.dense], using=DENSE) if query.dense is not None else None
+        if query.limit >= query.prefetch_limit * (2 if dense is not None else 1):
+            return self._union(query, flt, sparse, dense)
         prefetches = [qe.Prefetch(limit=query.prefetch_limit, query=sparse, filter=flt)]
         requests = [qe.QueryRequest(limit=query.prefetch_limit, query=sparse, filter=flt)]
         weights = [query.weights[1]]
-        if query.dense is not None:
-            dense = qe.Query.Nearest([float(x) for x in query.dense], using=DENSE)
+        if dense is not None:
             prefetches.insert(0, qe.Prefetch(limit=query.prefetch_limit, query=dense, filter=flt))
             requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt))
             weights.insert(0, query.weights[0])
@@ -207,19 +228,31 @@ class EdgeStore:
         with self._using():
             results = self._s().query_batch(qe.QueryBatchRequest([fused, *requests]))
         fused_pts, signal_lists = results[0], results[1:]
-        if any(not p.payload for p in fused_pts):  # every point has a payload: its files were lost or cut
+        self._check_payloads(fused_pts)
+        return _hits(fused_pts, signal_lists[0] if dense is not None else [], signal_lists[-1])
+
+    def _union(self, query: HybridQuery, flt, sparse, dense) -> list[StoreHit]:
+        """The whole union of the two lists (what search asks for: it fuses them again itself with
+        its own lists, ``retrieval/rank_fusion.py``). Each list is searched once, with payloads, and
+        fused here by Qdrant's formula; the store's fused query would run both searches a second
+        time (its prefetches) for the same candidates and ranks."""
+        requests = [qe.QueryRequest(limit=query.prefetch_limit, query=sparse, filter=flt, with_payload=True)]
+        if dense is not None:
+            requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt, with_payload=True))
+        with self._using():
+            lists = self._s().query_batch(qe.QueryBatchRequest(requests))
+        dense_pts, sparse_pts = (lists[0] if dense is not None else []), lists[-1]
+        union = {str(p.id): p for p in [*sparse_pts, *dense_pts]}
+        self._check_payloads(union.values())
+        hits = _hits(union.values(), dense_pts, sparse_pts)
+        for h in hits:
+            h.score = ((query.weights[0] / (query.rrf_k + h.dense_rank - 1) if h.dense_rank else 0.0)
+                       + (query.weights[1] / (query.rrf_k + h.bm25_rank - 1) if h.bm25_rank else 0.0))
+        return sorted(hits, key=lambda h: (-h.score, h.id))
+
+    def _check_payloads(self, points) -> None:
+        if any(not p.payload for p in points):  # every point has a payload: its files were lost or cut
             raise store_damaged(self.path.parent.parent, self.path, "points without their payload")
-        dense_ranks = _ranks(signal_lists[0]) if query.dense is not None else {}
-        dense_scores = _scores(signal_lists[0]) if query.dense is not None else {}
-        bm25_ranks = _ranks(signal_lists[-1])
-        return [
-            StoreHit(
-                id=str(p.id), score=float(p.score), payload=dict(p.payload or {}),
-                dense_rank=dense_ranks.get(str(p.id)), bm25_rank=bm25_ranks.get(str(p.id)),
-                dense_score=dense_scores.get(str(p.id)),
-            )
-            for p in fused_pts
-        ]
 
     def count(self, flt: StoreFilter | None = None, *, with_dense: bool = False) -> int:
         with self._using():
