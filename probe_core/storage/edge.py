@@ -48,12 +48,18 @@ def _scores(points) -> dict[str, float]:
 
 
 def _hits(points, dense_pts, sparse_pts) -> list[StoreHit]:
-    """``points`` as hits carrying their rank in each list (and their dense similarity)."""
-    dense_ranks, dense_scores, bm25_ranks = _ranks(dense_pts), _scores(dense_pts), _ranks(sparse_pts)
-    return [StoreHit(id=str(p.id), score=float(p.score), payload=dict(p.payload or {}),
-                     dense_rank=dense_ranks.get(str(p.id)), bm25_rank=bm25_ranks.get(str(p.id)),
-                     dense_score=dense_scores.get(str(p.id)))
-            for p in points]
+    """``points`` as hits carrying their rank in each list (and their dense similarity). Each
+    point's id and payload are read once: every read converts them from the engine's values (a
+    UUID object, a dict) again."""
+    dense = {str(p.id): (k, float(p.score)) for k, p in enumerate(dense_pts, 1)}
+    bm25 = {str(p.id): k for k, p in enumerate(sparse_pts, 1)}
+    out = []
+    for p in points:
+        pid = str(p.id)
+        rank, sim = dense.get(pid, (None, None))
+        out.append(StoreHit(id=pid, score=float(p.score), payload=p.payload or {}, dense_rank=rank,
+                            bm25_rank=bm25.get(pid), dense_score=sim))
+    return out
 
 
 class EdgeStore:
@@ -228,31 +234,31 @@ class EdgeStore:
         with self._using():
             results = self._s().query_batch(qe.QueryBatchRequest([fused, *requests]))
         fused_pts, signal_lists = results[0], results[1:]
-        self._check_payloads(fused_pts)
-        return _hits(fused_pts, signal_lists[0] if dense is not None else [], signal_lists[-1])
+        return self._checked(_hits(fused_pts, signal_lists[0] if dense is not None else [], signal_lists[-1]))
 
     def _union(self, query: HybridQuery, flt, sparse, dense) -> list[StoreHit]:
         """The whole union of the two lists (what search asks for: it fuses them again itself with
         its own lists, ``retrieval/rank_fusion.py``). Each list is searched once, with payloads, and
-        fused here by Qdrant's formula; the store's fused query would run both searches a second
-        time (its prefetches) for the same candidates and ranks."""
+        scored here by weighted RRF over the reported ranks (``weight / (k + rank - 1)``); the
+        store's fused query would run both searches a second time (its prefetches) for the same
+        candidates and ranks."""
         requests = [qe.QueryRequest(limit=query.prefetch_limit, query=sparse, filter=flt, with_payload=True)]
         if dense is not None:
             requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt, with_payload=True))
         with self._using():
             lists = self._s().query_batch(qe.QueryBatchRequest(requests))
         dense_pts, sparse_pts = (lists[0] if dense is not None else []), lists[-1]
-        union = {str(p.id): p for p in [*sparse_pts, *dense_pts]}
-        self._check_payloads(union.values())
-        hits = _hits(union.values(), dense_pts, sparse_pts)
+        hits = list({h.id: h for h in _hits([*sparse_pts, *dense_pts], dense_pts, sparse_pts)}.values())
+        self._checked(hits)
         for h in hits:
             h.score = ((query.weights[0] / (query.rrf_k + h.dense_rank - 1) if h.dense_rank else 0.0)
                        + (query.weights[1] / (query.rrf_k + h.bm25_rank - 1) if h.bm25_rank else 0.0))
         return sorted(hits, key=lambda h: (-h.score, h.id))
 
-    def _check_payloads(self, points) -> None:
-        if any(not p.payload for p in points):  # every point has a payload: its files were lost or cut
+    def _checked(self, hits: list[StoreHit]) -> list[StoreHit]:
+        if any(not h.payload for h in hits):  # every point has a payload: its files were lost or cut
             raise store_damaged(self.path.parent.parent, self.path, "points without their payload")
+        return hits
 
     def count(self, flt: StoreFilter | None = None, *, with_dense: bool = False) -> int:
         with self._using():
