@@ -8,6 +8,13 @@ watcher) filling dense vectors: ``--seconds`` alone (its rate against the ceilin
 while a client searches every ``--gap`` seconds (search latency while filling, and the fill's rate
 meanwhile). Last, the engine is stopped and the same searches run on the idle, partly filled index:
 the latency to compare with.
+
+  uv run python bench/bench_fill_yield.py --indexed /tmp/mono-copy --queries scale --seconds 240
+
+``--indexed``: a copy already indexed lexically (``bench_scale.py``'s trees take minutes to index;
+it is filled in place, so never pass the pristine tree); ``--queries scale``: ``bench_scale.py``'s
+40 queries (Django, sympy, Go) instead of Werkzeug's. The JSON then also holds the dense queue's
+size and the hours the whole fill would take at the rate measured (an extrapolation).
 """
 from __future__ import annotations
 
@@ -24,6 +31,7 @@ from report import emit, percentile  # noqa: E402  (bench/ is on sys.path when r
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
 
 QUERIES = ["parse a cookie header", "url routing rules", "how are redirects built", "multipart form parsing",
            "debugger console", "password hashing", "request body stream limit", "etag and cache headers",
@@ -46,7 +54,10 @@ def latencies(ask, queries, seconds: float, gap: float) -> list[float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repo", type=Path, required=True)
+    src = ap.add_mutually_exclusive_group(required=True)
+    src.add_argument("--repo", type=Path, help="copied to --work and indexed lexically first")
+    src.add_argument("--indexed", type=Path, help="an indexed copy, filled in place")
+    ap.add_argument("--queries", choices=("werkzeug", "scale"), default="werkzeug")
     ap.add_argument("--work", type=Path, default=Path("/tmp/probe-bench-fill"))
     ap.add_argument("--seconds", type=float, default=40)
     ap.add_argument("--gap", type=float, default=0.5, help="seconds between two searches")
@@ -59,10 +70,18 @@ def main() -> int:
     from probe_core.engine.service import OwnerEngine
     from probe_core.engine.settings import EngineSettings
 
-    shutil.rmtree(args.work, ignore_errors=True)
-    shutil.copytree(args.repo, args.work, ignore=shutil.ignore_patterns(".probe", "__pycache__"))
+    queries = QUERIES
+    if args.queries == "scale":
+        from bench_scale import QUERIES as queries  # noqa: N811 - the scale trees' own queries
+    if args.indexed:
+        args.work = args.indexed
+    else:
+        shutil.rmtree(args.work, ignore_errors=True)
+        shutil.copytree(args.repo, args.work, ignore=shutil.ignore_patterns(".probe", "__pycache__"))
     ws = Workspace.open(args.work)
-    index_workspace(ws, dense=False)
+    if not args.indexed:
+        index_workspace(ws, dense=False)
+    start = ws.manifest.counts()
     sample = [r[2] for r in ws.manifest.pending_dense(100_000)]
     random.Random(0).shuffle(sample)
     ws.embedder.embed_documents(sample[:4])  # load the model
@@ -89,21 +108,26 @@ def main() -> int:
     time.sleep(args.seconds)
     alone = (counts() - c0) / (time.perf_counter() - t0)
     c0, t0 = counts(), time.perf_counter()
-    busy = latencies(lambda q: engine.search(q, top_k=10), QUERIES, args.seconds, args.gap)
+    busy = latencies(lambda q: engine.search(q, top_k=10), queries, args.seconds, args.gap)
     with_queries = (counts() - c0) / (time.perf_counter() - t0)
     engine.close()
 
     ws = Workspace.open(args.work)
     coverage = ws.manifest.counts()
-    idle = latencies(lambda q: (ws.touch(), search_answer(ws, q, top_k=10)), QUERIES, min(args.seconds, 20), args.gap)
+    for q in queries[:2]:  # the engine was warm (model, vocabulary): so is the idle side
+        search_answer(ws, q, top_k=10)
+    idle = latencies(lambda q: (ws.touch(), search_answer(ws, q, top_k=10)), queries, min(args.seconds, 20), args.gap)
     ws.close()
     out = {
-        "repo": str(args.repo), "nice": args.nice, "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2),
+        "repo": str(args.repo or args.indexed), "nice": args.nice, "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2),
         "raw_embed_chunks_per_s": round(raw, 1), "fill_chunks_per_s": round(alone, 1),
         "fill_vs_raw": round(alone / raw, 3), "fill_chunks_per_s_while_searching": round(with_queries, 1),
         "search_while_filling_p50_ms": round(statistics.median(busy), 1), "search_while_filling_p95_ms": round(percentile(busy, 95), 1),
         "search_idle_p50_ms": round(statistics.median(idle), 1), "search_idle_p95_ms": round(percentile(idle, 95), 1),
         "searches": [len(busy), len(idle)], "coverage_at_end": round(coverage["chunks_dense"] / coverage["chunks"], 3),
+        "chunks": coverage["chunks"], "coverage_at_start": round(start["chunks_dense"] / start["chunks"], 4),
+        "full_fill_hours_at_fill_rate": round(coverage["chunks"] / max(alone, 1e-9) / 3600, 1),
+        "full_fill_hours_at_raw_rate": round(coverage["chunks"] / raw / 3600, 1),
     }
     return emit(out, args.json)
 

@@ -277,8 +277,10 @@ class GraphStore:
         rows = self._rows("SELECT lines FROM graph_files WHERE path=?", (path,))
         return rows[0][0] if rows else None
 
-    def symbols_named(self, name: str) -> list[Symbol]:
-        return [_symbol(r) for r in self._rows(f"SELECT {_SYMBOL_COLS} FROM graph_symbols WHERE name=?", (name,))]
+    def symbols_named(self, name: str, *, limit: int | None = None) -> list[Symbol]:
+        """Definitions of ``name`` (the first ``limit``: a common name has thousands in a monorepo)."""
+        sql = f"SELECT {_SYMBOL_COLS} FROM graph_symbols WHERE name=?" + (" LIMIT ?" if limit is not None else "")
+        return [_symbol(r) for r in self._rows(sql, (name,) + ((limit,) if limit is not None else ()))]
 
     def symbols_in(self, path: str) -> list[Symbol]:
         return [_symbol(r) for r in self._rows(
@@ -323,9 +325,10 @@ class GraphStore:
         return [Import(*r) for r in self._rows(
             "SELECT path, line, module, name, alias FROM graph_imports WHERE path=?", (path,))]
 
-    def edges_to(self, parent: str) -> list[Edge]:
+    def edges_to(self, parent: str, *, limit: int | None = None) -> list[Edge]:
         return [Edge(*r) for r in self._rows(
-            "SELECT path, line, child, parent, kind, parent_qualifier FROM graph_edges WHERE parent=?", (parent,))]
+            "SELECT path, line, child, parent, kind, parent_qualifier FROM graph_edges WHERE parent=?"
+            + (" LIMIT ?" if limit is not None else ""), (parent,) + ((limit,) if limit is not None else ()))]
 
     def edges_from(self, child: str) -> list[Edge]:
         return [Edge(*r) for r in self._rows(

@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 from ..storage.manifest import ChunkRow
 from ..workspace import Workspace
+from .index_state import index_state
 
 
 class _FileChunks:
@@ -41,13 +42,17 @@ class _FileChunks:
 
 
 class ChunkLocator:
-    """Line → innermost live chunk, per file; each file's chunk rows are read from the manifest once."""
+    """Line → innermost live chunk, per file; each file's chunk rows are read from the manifest once
+    (and kept across searches until the index changes). ``few_lines``: the caller maps a line or
+    two per file (graph neighbours): each line is one indexed lookup instead, since a monorepo's
+    large files hold hundreds of chunks that a map would read for one line."""
 
-    def __init__(self, ws: Workspace, prior: Callable[[str], float] | None = None) -> None:
+    def __init__(self, ws: Workspace, prior: Callable[[str], float] | None = None, *, few_lines: bool = False) -> None:
         self._ws = ws
         self._files: dict[str, _FileChunks] = {}
         self._prior = prior
         self._priors: dict[str, float] = {}
+        self._few_lines = few_lines
 
     def prior(self, path: str) -> float:
         """How much a match in ``path`` counts (its kind prior, worked out for the files that match
@@ -63,6 +68,8 @@ class ChunkLocator:
         """The smallest live chunk of ``path`` containing ``line`` (None: no chunk, e.g. a blank
         line); of two as small, the first in line order."""
         chunks = self._files.get(path)
+        if chunks is None and self._few_lines:
+            return self._ws.manifest.chunk_at(path, line)
         if chunks is None:
-            chunks = self._files[path] = _FileChunks(self._ws.manifest.chunks_for(path))
+            chunks = self._files[path] = index_state(self._ws).file_chunks(self._ws, path, _FileChunks)
         return chunks.at(line)

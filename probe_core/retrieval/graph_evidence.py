@@ -33,17 +33,17 @@ def _neighbour_lines(graph, path: str, start: int, end: int, name: str | None,
     the types its definition extends or is extended by."""
     out: set[tuple[str, int]] = set()
     for ref in graph.refs_in(path, start, end, ("call",)):
-        defs = graph.symbols_named(ref.name)
+        defs = graph.symbols_named(ref.name, limit=MAX_DEFINITIONS + 1)  # enough to tell "too many"
         if 0 < len(defs) <= MAX_DEFINITIONS:
             out.update((d.path, d.line) for d in defs)
     if name and defines:
         callers = graph.refs_named(name, ("call",), limit=MAX_FANOUT + 1)  # a common name: not read whole
         if len(callers) <= MAX_FANOUT:
             out.update((r.path, r.line) for r in callers)
-        for edge in graph.edges_to(name)[:MAX_FANOUT]:  # subtypes / implementors
+        for edge in graph.edges_to(name, limit=MAX_FANOUT):  # subtypes / implementors
             out.add((edge.path, edge.line))
         for edge in graph.edges_from(name):  # what it extends
-            parents = graph.symbols_named(edge.parent)
+            parents = graph.symbols_named(edge.parent, limit=MAX_DEFINITIONS + 1)
             if 0 < len(parents) <= MAX_DEFINITIONS:
                 out.update((d.path, d.line) for d in parents)
     return {(p, ln) for p, ln in out if not (p == path and start <= ln <= end)}
@@ -54,7 +54,7 @@ def graph_list(ws: Workspace, hits: list[StoreHit], allowed: Callable[[str], boo
     from ..intel.build import graph_store
 
     graph = graph_store(ws)
-    chunks = ChunkLocator(ws)
+    chunks = ChunkLocator(ws, few_lines=True)
     scores: dict[str, float] = {}
     hub_ids = {h.id for h in hits[:HUBS]}
     for rank, hit in enumerate(hits[:HUBS], 1):

@@ -20,6 +20,7 @@ from .cache import LruCache
 from .coverage import DENSE_NEARLY_DONE, coverage_note, index_health, query_vector  # noqa: F401 - the first two: their old home
 from .expansion import query_expansion, with_bridged_words
 from .graph_evidence import graph_list, join_neighbours
+from .index_state import index_state
 from .literals import exact_lists
 from .priors import apply_priors, kind_prior
 from .query_intent import QueryIntent, parse_query
@@ -206,7 +207,7 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
           files: FileLines, ranking: RankingSettings) -> _Ranked:
     """Query the store, fuse its lists with the exact-match lists, apply the priors, then merge,
     rerank, diversify and expand (everything but disk reads)."""
-    counts = ws.manifest.counts()
+    counts = index_state(ws).counts(ws)  # kept until the next write: COUNTs over every chunk
     coverage = counts["chunks_dense"] / counts["chunks"] if counts["chunks"] else 0.0
     status, notes, cacheable = "healthy", [], True
     bridged: list[str] = []

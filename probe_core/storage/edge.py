@@ -63,6 +63,21 @@ def _scores(points) -> dict[str, float]:
     return {str(p.id): float(p.score) for p in points}
 
 
+def _hits(points, dense_pts, sparse_pts) -> list[StoreHit]:
+    """``points`` as hits carrying their rank in each list (and their dense similarity). Each
+    point's id and payload are read once: every read converts them from the engine's values (a
+    UUID object, a dict) again."""
+    dense = {str(p.id): (k, float(p.score)) for k, p in enumerate(dense_pts, 1)}
+    bm25 = {str(p.id): k for k, p in enumerate(sparse_pts, 1)}
+    out = []
+    for p in points:
+        pid = str(p.id)
+        rank, sim = dense.get(pid, (None, None))
+        out.append(StoreHit(id=pid, score=float(p.score), payload=p.payload or {}, dense_rank=rank,
+                            bm25_rank=bm25.get(pid), dense_score=sim))
+    return out
+
+
 class EdgeStore:
     """A ``VectorStore`` over one Qdrant Edge shard directory."""
 
@@ -155,6 +170,16 @@ class EdgeStore:
                 self._shard.close()
                 self._shard = None
 
+    def optimize(self) -> bool:
+        """Merge and index the shard's segments (Qdrant's optimizers, in-process); True when any
+        changed. Not called by Probe yet: on the 2.9M-line monorepo's 137k lexical points it took
+        ~30 s of CPU (200 s wall under load) and holds the store's lock meanwhile, and it cut a
+        BM25 query's store time from ~5.8 to ~3.6 ms (``docs/benchmarks.md``, "Search cost against
+        repository size"). The dense fill rewrites every point, so the time to call it is when the
+        fill has finished and the owner is idle."""
+        with self._using():
+            return bool(self._s().optimize())
+
     # -- writes ------------------------------------------------------------------------------
     def upsert(self, points: list[StorePoint]) -> None:
         if not points:
@@ -219,11 +244,13 @@ class EdgeStore:
         with self._using():
             flt = self._flt(query.filter)
         sparse = qe.Query.Nearest(qe.SparseVector(query.sparse.indices, query.sparse.values), using=SPARSE)
+        dense = qe.Query.Nearest([float(x) for x in query.dense], using=DENSE) if query.dense is not None else None
+        if query.limit >= query.prefetch_limit * (2 if dense is not None else 1):
+            return self._union(query, flt, sparse, dense)
         prefetches = [qe.Prefetch(limit=query.prefetch_limit, query=sparse, filter=flt)]
         requests = [qe.QueryRequest(limit=query.prefetch_limit, query=sparse, filter=flt)]
         weights = [query.weights[1]]
-        if query.dense is not None:
-            dense = qe.Query.Nearest([float(x) for x in query.dense], using=DENSE)
+        if dense is not None:
             prefetches.insert(0, qe.Prefetch(limit=query.prefetch_limit, query=dense, filter=flt))
             requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt))
             weights.insert(0, query.weights[0])
@@ -236,19 +263,33 @@ class EdgeStore:
         with self._using():
             results = self._s().query_batch(qe.QueryBatchRequest([fused, *requests]))
         fused_pts, signal_lists = results[0], results[1:]
-        if any(not p.payload for p in fused_pts):  # every point has a payload: its files were lost or cut
+        return self._checked(_hits(fused_pts, signal_lists[0] if dense is not None else [], signal_lists[-1]))
+
+    def _union(self, query: HybridQuery, flt, sparse, dense) -> list[StoreHit]:
+        """The whole union of the two lists (what search asks for: it fuses them again itself with
+        its own lists, ``retrieval/rank_fusion.py``). Each list is searched once, with payloads, and
+        scored here by weighted RRF over the reported ranks (``weight / (k + rank - 1)``); the
+        store's fused query would run both searches a second time (its prefetches) for the same
+        candidates and ranks."""
+        requests = [qe.QueryRequest(limit=query.prefetch_limit, query=sparse, filter=flt, with_payload=True)]
+        if dense is not None:
+            requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt, with_payload=True))
+        with self._using():
+            lists = self._s().query_batch(qe.QueryBatchRequest(requests))
+        dense_pts, sparse_pts = (lists[0] if dense is not None else []), lists[-1]
+        hits = list({h.id: h for h in _hits([*sparse_pts, *dense_pts], dense_pts, sparse_pts)}.values())
+        self._checked(hits)
+        for h in hits:
+            h.score = ((query.weights[0] / (query.rrf_k + h.dense_rank - 1) if h.dense_rank else 0.0)
+                       + (query.weights[1] / (query.rrf_k + h.bm25_rank - 1) if h.bm25_rank else 0.0))
+        return sorted(hits, key=lambda h: (-h.score, h.id))
+
+    def _checked(self, hits: list[StoreHit]) -> list[StoreHit]:
+        if any(not h.payload for h in hits):  # every point has a payload: its files were lost or cut
             raise store_damaged(self.path.parent.parent, self.path, "points without their payload")
-        dense_ranks = _ranks(signal_lists[0]) if query.dense is not None else {}
-        dense_scores = _scores(signal_lists[0]) if query.dense is not None else {}
-        bm25_ranks = _ranks(signal_lists[-1])
-        return [
-            StoreHit(
-                id=str(p.id), score=float(p.score), payload=self._keys.decode(p.payload),
-                dense_rank=dense_ranks.get(str(p.id)), bm25_rank=bm25_ranks.get(str(p.id)),
-                dense_score=dense_scores.get(str(p.id)),
-            )
-            for p in fused_pts
-        ]
+        for h in hits:  # the shard's keys (short in a new shard) as the payload callers read
+            h.payload = self._keys.decode(h.payload)
+        return hits
 
     def count(self, flt: StoreFilter | None = None, *, with_dense: bool = False) -> int:
         with self._using():

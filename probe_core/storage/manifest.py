@@ -208,6 +208,17 @@ class Manifest(DenseQueue):
                 (path,)).fetchall()
         return [ChunkRow(*r[:9], bool(r[9])) for r in rows]
 
+    def chunk_at(self, path: str, line: int) -> ChunkRow | None:
+        """The smallest live chunk of ``path`` holding ``line``; of two as small, the first in
+        ``chunks_for`` order (start line, then row). One indexed lookup, for callers that map a
+        few lines of a large file (the search's graph neighbours)."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT point_id, path, chunk_idx, start_line, end_line, chunk_hash, symbol, symbol_kind,"
+                " parent_symbol, is_fragment FROM chunks WHERE path=? AND live=1 AND start_line<=? AND end_line>=?"
+                " ORDER BY end_line - start_line, start_line, rowid LIMIT 1", (path, line, line)).fetchone()
+        return ChunkRow(*row[:9], bool(row[9])) if row else None
+
     def indexed_files(self) -> dict[str, tuple[str, str | None, str | None]]:
         """path → (file_hash, language, chunk_kind) of every checked-out file indexed without an error."""
         with self._lock:

@@ -83,3 +83,27 @@ def test_mapping_every_line_reads_each_chunk_a_few_times_not_once_per_line(gener
     assert sum(r is not None for r in found) > len(lines) // 2
     # a scan of every chunk per line reads len(lines) × len(rows) (238,354 here, against 181 chunks + 871 lines)
     assert _CountingRow.reads <= 20 * (len(rows) + len(lines))
+
+
+def test_one_line_lookups_give_the_same_chunks(generated):
+    """``few_lines`` (the graph neighbours' mode): one indexed lookup a line, same answers."""
+    rows = generated.manifest.chunks_for("gen.py")
+    locator = ChunkLocator(generated, few_lines=True)
+    for line in range(0, len(_generated().splitlines()) + 3):
+        assert locator.at("gen.py", line) == _innermost(rows, line), line
+    assert locator.at("missing.py", 3) is None
+
+
+def test_one_line_lookups_resolve_equal_chunks_like_the_map(tmp_path):
+    from probe_core.retrieval.chunk_locator import _FileChunks
+    from probe_core.storage.manifest import Manifest
+
+    spans = [(5, 12), (1, 50), (1, 50), (3, 9), (5, 12), (10, 10), (40, 60), (70, 80)]
+    man = Manifest(tmp_path / "manifest.sqlite")
+    with man.transaction() as db:
+        db.executemany("INSERT INTO chunks(point_id, path, chunk_idx, start_line, end_line, chunk_hash) VALUES(?,?,?,?,?,'')",
+                       [(f"p{i}", "f", i, s, e) for i, (s, e) in enumerate(spans)])
+    chunks = _FileChunks(man.chunks_for("f"))
+    for line in range(0, 85):
+        assert man.chunk_at("f", line) == chunks.at(line), line
+    man.close()
