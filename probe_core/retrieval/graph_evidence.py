@@ -56,6 +56,7 @@ def graph_list(ws: Workspace, hits: list[StoreHit], allowed: Callable[[str], boo
     graph = graph_store(ws)
     chunks = ChunkLocator(ws, few_lines=True)
     scores: dict[str, float] = {}
+    where: dict[str, tuple[str, int]] = {}  # ties go to the earlier place in the tree, not the id (rank_fusion.tie_order)
     hub_ids = {h.id for h in hits[:HUBS]}
     for rank, hit in enumerate(hits[:HUBS], 1):
         p = hit.payload
@@ -69,7 +70,8 @@ def graph_list(ws: Workspace, hits: list[StoreHit], allowed: Callable[[str], boo
             row = chunks.at(path, line)
             if row is not None and row.point_id not in hub_ids:
                 scores[row.point_id] = scores.get(row.point_id, 0.0) + 1.0 / rank
-    return sorted(scores, key=lambda pid: (-scores[pid], pid))[:LIST_LIMIT]
+                where[row.point_id] = (path, row.start_line)
+    return sorted(scores, key=lambda pid: (-scores[pid], where[pid], pid))[:LIST_LIMIT]
 
 
 def join_neighbours(ranges: list[Range], neighbours: list[StoreHit], weight: float, k: int,

@@ -1,5 +1,6 @@
 """From ranked chunk hits to the ranges an answer shows: nearby hits in one file fold into one
-range, tiny hits absorb their neighbours, and no file takes over the answer."""
+range, a range runs on into the chunk right after it when the ranking found that one too, tiny hits
+absorb their neighbours, and no file takes over the answer."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -54,6 +55,31 @@ def merge_hits(hits: list[StoreHit]) -> list[Range]:
         else:
             ranges.append(Range(path, start, end, h.score, [h], version))
     return ranges
+
+
+def join_following(ranges: list[Range], later: list[StoreHit], top_k: int, lines_of) -> None:
+    """The first ``top_k`` ranges run on into the chunk that follows each (nothing but blank lines
+    between) when that chunk is among the ``later`` candidates, the fused hits too far down to be
+    merged (``merge_hits`` folds only the head). An answer's range then holds the neighbouring
+    definition the ranking also found (a method and the helper after it, a struct and its reset
+    function) instead of leaving it to rank 20; the range's start, and so its snippet, stay where
+    the best hit put them. ``lines_of(path)``: the file's lines (``FileLines.lines``)."""
+    by_file: dict[tuple[str, str], list[Range]] = {}
+    for r in ranges[:top_k]:
+        by_file.setdefault((r.path, r.version), []).append(r)
+    for h in later:
+        p = h.payload
+        start, end = int(p["start_line"]), int(p["end_line"])
+        for r in by_file.get((p["file_path"], p.get("file_hash", "")), ()):
+            if start > r.end and end - r.start + 1 <= MAX_MERGED_SPAN and _blank_between(lines_of(r.path), r.end, start):
+                r.end = end
+                r.hits.append(h)
+                break
+
+
+def _blank_between(lines: list[str] | None, end: int, start: int) -> bool:
+    """Lines ``end + 1 .. start - 1`` (1-based) are all blank (none at all counts)."""
+    return lines is not None and start - 1 <= len(lines) and not any(x.strip() for x in lines[end:start - 1])
 
 
 def expand_tiny(ws: Workspace, r: Range) -> None:

@@ -59,10 +59,24 @@ def fuse(hits: list[StoreHit], extra: dict[str, tuple[list[str], float]], rankin
                  else rrf_term(h.dense_rank, ranking.dense_weight, k))
         h.score = (dense + rrf_term(h.bm25_rank, ranking.sparse_weight, k)
                    + sum(rrf_term(rank, weights[name], k) for name, rank in h.extra_ranks.items()))
-    return sorted(by_id.values(), key=lambda h: (-h.score, _best_rank(h), h.id))
+    return sorted(by_id.values(), key=tie_order)
+
+
+_ABSENT = 1 << 30
+
+
+def tie_order(h: StoreHit) -> tuple:
+    """Best first. Equal fused scores are common (ranks 3 and 5 sum like 5 and 3: dense 1 + BM25 3
+    ties BM25 1 + dense 3 exactly); a tie goes to the hit that one list liked most, then to the
+    one the dense list ranks higher (it read the question's meaning, not only its words), then to
+    the earlier place in the tree. Never to the point id: ids hash the workspace's own id, so the
+    same tree in another folder (a clone, a copy) would order its ties differently
+    (``docs/benchmarks.md``, "Result ranges")."""
+    p = h.payload
+    return (-h.score, _best_rank(h), h.dense_rank or _ABSENT, h.bm25_rank or _ABSENT,
+            p.get("file_path", ""), int(p.get("start_line", 0)), h.id)
 
 
 def _best_rank(h: StoreHit) -> int:
-    """Ties (equal fused scores are common: ranks 3 and 5 sum like 5 and 3) go to the hit that one
-    list liked most, then to the point id, so the same index always gives the same answer."""
-    return min([r for r in (h.dense_rank, h.bm25_rank, *h.extra_ranks.values()) if r] or [1 << 30])
+    """The best rank any list gave ``h``."""
+    return min([r for r in (h.dense_rank, h.bm25_rank, *h.extra_ranks.values()) if r] or [_ABSENT])

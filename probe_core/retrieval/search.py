@@ -25,7 +25,7 @@ from .literals import exact_lists
 from .priors import apply_priors, kind_prior
 from .query_intent import QueryIntent, parse_query
 from .rank_fusion import fuse
-from .ranges import Range, cap_per_file, drop_overlaps, expand_tiny, merge_hits
+from .ranges import Range, cap_per_file, drop_overlaps, expand_tiny, join_following, merge_hits
 from .ranking import DEFAULT_RANKING, RankingSettings
 from .filter_values import clean_filter_value
 from .snippets import FileLines
@@ -244,7 +244,9 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
                 coverage=coverage if dense_vec is not None else 1.0, without_vector=ws.manifest.without_dense)
     hits = apply_priors(hits, intent, flt.chunk_kinds, ranking)
     # only the head is merged into ranges: a long tail of weak hits would stretch the top ranges
-    ranges = merge_hits(hits[:max(MERGE_POOL, top_k * 3)])
+    pool = max(MERGE_POOL, top_k * 3)
+    ranges = merge_hits(hits[:pool])
+    join_following(ranges, hits[pool:], top_k, files.lines)
     if hits and live_tree and ranking.graph_weight:
         ranges = _with_graph_neighbours(ws, ranges, hits, intent, flt, allowed, ranking)
     effective = mode if mode != "auto" else ("quality" if ws.config.reranker_url else "fast")
