@@ -23,20 +23,24 @@ from __future__ import annotations
 import json
 import logging
 import time
+import traceback
+from collections.abc import Iterator
 
 from ..chunking import chunk_file
 from ..intel import build as intel_graph
 from ..memory.identity import sync_project_id
 from ..errors import IndexConfigMismatch, IndexDamaged, ProbeError
-from ..records import Chunk, IndexProgress, ScannedFile, short_hash
+from ..records import IndexProgress, ScannedFile, short_hash
 from ..scan import ScanResult, read_text, scan_files
 from ..storage.disk_space import ensure_free_space
+from ..storage.manifest import FileRow
 from ..storage.protocol import StoreFilter
 from ..workspace import Workspace
 from .branches import BranchBook, retag_all
 from .change_detection import file_row, is_unchanged, scan_clock
 from .dense import DENSE_BATCH, fill_dense
 from .lexical import CONTEXT_HEADER, index_text, reusable_vectors, write_lexical
+from .prepare_pool import MIN_POOL_FILES, Prepared, dedupe, index_workers, prepare_all
 from .run_state import Changed, IndexReport, IndexRun, ProgressCallback, _noop
 from .store_check import check_store
 
@@ -114,17 +118,6 @@ def reconcile(ws: Workspace) -> dict:
             "versions_dropped": len(broken_versions), "points_retagged": retagged}
 
 
-def _dedupe(chunks: list[Chunk]) -> list[Chunk]:
-    """One chunk per (start, end): the point id is derived from the range."""
-    seen: set[tuple[int, int]] = set()
-    out = []
-    for c in chunks:
-        if (c.start_line, c.end_line) not in seen:
-            seen.add((c.start_line, c.end_line))
-            out.append(c)
-    return out
-
-
 def indexed_text(ws: Workspace, path: str) -> str:
     """A file's text as the indexer reads it: what it hashes (``short_hash``) into the manifest's
     ``file_hash`` and chunks. Raises ``OSError`` / ``ProbeError`` when it cannot be read."""
@@ -187,9 +180,9 @@ def _index_once(ws: Workspace, *, progress: ProgressCallback, dense: bool, paths
     with ws.write_lock:
         _prepare(ws, report)
         run, scan, scanned = open_run(ws, report=report, state=state, progress=progress, paths=paths)
-        work = decide_changes(run, scanned)  # 1. decide what changed, chunk it
-        remove_deleted(run, scanned)  # 2. deletions
-        write_lexical(run, work)  # 3. lexical phase: sparse points for every changed file
+        remove_deleted(run, scanned)  # 2. deletions (first: they need no reading)
+        # 1. decide what changed, chunk it, streamed into 3. the lexical phase (sparse points), in batches
+        write_lexical(run, decide_changes(run, scanned))
         _after_lexical(run, scan)
         if dense:  # 4. dense phase (resumable: the queue lives in the manifest)
             state.phase = "dense"
@@ -205,6 +198,7 @@ def _index_once(ws: Workspace, *, progress: ProgressCallback, dense: bool, paths
 def _prepare(ws: Workspace, report: IndexReport) -> None:
     """Before any change: room on disk, the embedding identity, the collection, a store that agrees
     with the manifest (reconciled after an interrupted run or a lost store), then ``index_dirty``."""
+    index_workers()  # a wrong PROBE_INDEX_WORKERS fails here, before the index is touched
     ensure_free_space(ws.probe_dir)  # before the store is opened: creating it maps 64 MB of WAL
     man, store = ws.manifest, ws.store
     check_identity(ws, adopt=True)
@@ -245,29 +239,52 @@ def open_run(ws: Workspace, *, report: IndexReport | None = None, state: IndexPr
     return run, scan, scanned
 
 
-def decide_changes(run: IndexRun, scanned: list[ScannedFile]) -> list[Changed]:
+def decide_changes(run: IndexRun, scanned: list[ScannedFile]) -> Iterator[Changed]:
     """Phase 1: which scanned files changed since the manifest's rows, each read, hashed and
-    chunked (a touched file with the same text only gets its new stat; a file that fails to chunk
-    is recorded as failed). Updates the symbol graph of every changed file."""
-    work: list[Changed] = []
-    for f in scanned:
-        run.state.files_scanned += 1
-        changed = _decide_file(run, f)
-        if changed is None:
-            continue
-        work.append(changed)
-        if run.state.files_scanned % 200 == 0:
-            run.progress(run.state)
-    return work
+    chunked, yielded in scan order (a touched file with the same text only gets its new stat; a
+    file that fails to chunk is recorded as failed). Updates the symbol graph of every changed
+    file. Many files to read are read, chunked and graphed by worker processes (``prepare_pool``)."""
+    to_read = [f for f in scanned if not is_unchanged(run.known.get(f.path), f)]
+    workers = _pool_size(run.ws, len(to_read))
+    prepared = None
+    if workers:
+        jobs = ((f.path, f.size, _same_as(run.known.get(f.path))) for f in to_read)
+        prepared = prepare_all(str(run.ws.root), jobs, max_bytes=run.ws.config.max_file_bytes, workers=workers)
+    try:
+        for f in scanned:
+            run.state.files_scanned += 1
+            row = run.known.get(f.path)
+            if is_unchanged(row, f):  # mtime, size, ctime, inode, device; a racy stat is never trusted
+                if not row.last_error:  # a file that failed stays failed (counted as such), not "unchanged"
+                    run.report.files_unchanged += 1
+                continue
+            changed = _decide_file(run, f, row) if prepared is None else _take_prepared(run, f, row, next(prepared))
+            if changed is None:
+                continue
+            yield changed
+            if run.state.files_scanned % 200 == 0:
+                run.progress(run.state)
+    finally:
+        if prepared is not None:
+            prepared.close()  # stops the workers, also when the writer failed
 
 
-def _decide_file(run: IndexRun, f: ScannedFile) -> Changed | None:
+def _pool_size(ws: Workspace, files: int) -> int:
+    """Worker processes for this run's reading and chunking; 0 for the serial path: few files, one
+    CPU, or a reference library (its reader and chunker are its own)."""
+    if ws.library is not None or files < MIN_POOL_FILES:
+        return 0
+    workers = index_workers()
+    return workers if workers > 1 else 0
+
+
+def _same_as(row: FileRow | None) -> str | None:
+    """The hash a file's text may still have (only touched): a worker does not chunk it then."""
+    return row.file_hash if row is not None and not row.last_error else None
+
+
+def _decide_file(run: IndexRun, f: ScannedFile, row: FileRow | None) -> Changed | None:
     ws, man, report = run.ws, run.ws.manifest, run.report
-    row = run.known.get(f.path)
-    if is_unchanged(row, f):  # mtime, size, ctime, inode, device; a racy stat is never trusted
-        if not row.last_error:  # a file that failed stays failed (counted as such), not "unchanged"
-            report.files_unchanged += 1
-        return None
     try:
         text = indexed_text(ws, f.path)
     except (OSError, ProbeError) as exc:  # vanished or unreadable between scan and read
@@ -281,27 +298,48 @@ def _decide_file(run: IndexRun, f: ScannedFile) -> Changed | None:
     kept = bool(man.version_ids(f.path, file_hash, live=False))  # revived below, not re-chunked
     try:
         chunker = chunk_file if ws.library is None else ws.library.chunk  # a library: docs only
-        chunks = [] if kept else _dedupe(chunker(f.path, text))
+        chunks = [] if kept else dedupe(chunker(f.path, text))
     except Exception as exc:  # an unreadable document, or a chunker bug, must not stop the whole index
-        _chunking_failed(run, f, exc)
+        _chunking_failed(run, f, isinstance(exc, ProbeError), str(exc), traceback.format_exc())
         return None
     intel_graph.file_changed(ws, f.path, text, file_hash)  # symbol graph; never raises
     return Changed(f, file_hash, chunks)
 
 
-def _chunking_failed(run: IndexRun, f: ScannedFile, exc: Exception) -> None:
+def _take_prepared(run: IndexRun, f: ScannedFile, row: FileRow | None, p: Prepared) -> Changed | None:
+    """``_decide_file`` for a file a worker read, chunked and graphed: the same decisions."""
+    man, report = run.ws.manifest, run.report
+    if p.read_error is not None:
+        report.errors.append((f.path, p.read_error))
+        return None
+    if row is not None and row.file_hash == p.file_hash and not row.last_error:
+        man.update_stat(file_row(f, p.file_hash, run.scan_started))  # content unchanged, only touched
+        report.files_unchanged += 1
+        return None
+    kept = bool(man.version_ids(f.path, p.file_hash, live=False))  # revived, not re-chunked
+    if not kept and p.chunk_error is not None:
+        _chunking_failed(run, f, *p.chunk_error)
+        return None
+    if p.graph is not None:
+        intel_graph.file_graphed(run.ws, p.graph, p.file_hash, p.words)  # symbol graph; never raises
+    else:
+        log.warning("symbol graph update failed for %s\n%s", f.path, p.graph_error)
+    return Changed(f, p.file_hash, [] if kept else p.chunks)
+
+
+def _chunking_failed(run: IndexRun, f: ScannedFile, probe_error: bool, message: str, trace: str) -> None:
     """Record a file the chunker refused: failed in the manifest, its old points gone (or kept for
     another branch)."""
     # a ProbeError is the document's fault and its message says why: it is recorded and
     # reported with the run's counts; anything else is a bug in Probe: keep the traceback
-    if isinstance(exc, ProbeError):
-        log.info("%s: %s", f.path, exc)
+    if probe_error:
+        log.info("%s: %s", f.path, message)
     else:
-        log.exception("chunking %s failed", f.path)
+        log.error("chunking %s failed\n%s", f.path, trace.rstrip())
     row, book = run.known.get(f.path), run.book
     book.checkout_has(f.path, None)  # the checkout has no indexable version of it
     retain = book.leave(f.path, row.file_hash, None) if row is not None else False
-    reason = str(exc) if isinstance(exc, ProbeError) else f"chunking failed: {exc}"
+    reason = message if probe_error else f"chunking failed: {message}"
     run.ws.manifest.mark_error(file_row(f, "", run.scan_started), reason, retain=retain)
     run.failed_now += 1
 

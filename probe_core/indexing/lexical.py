@@ -8,6 +8,7 @@ reconcile (``indexer.reconcile``). A version another branch kept is revived, not
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable, Iterator
 
 import numpy as np
 
@@ -23,6 +24,8 @@ from .fill_order import fill_order
 from .run_state import Changed, IndexRun
 
 CONTEXT_HEADER = True  # measured on the dev set: see docs/benchmarks.md
+BATCH_BYTES = 4_000_000  # source bytes per lexical batch: what the run holds as chunks at most
+BATCH_FILES = 1000
 
 
 def index_text(c: Chunk) -> str:
@@ -78,7 +81,7 @@ def reusable_vectors(ws: Workspace, path: str, chunks: list[Chunk]) -> dict[int,
 
 def bm25_avg_len(man: Manifest, work: list[Changed]) -> float:
     """The BM25 average document length: the one the index recorded, or (first run) an estimate
-    from this run's chunks, recorded for every later run."""
+    from ``work``, the run's first batch of chunks, recorded for every later run."""
     avg = man.get_meta("bm25_avg_len")
     if avg is not None:
         return float(avg)
@@ -87,15 +90,42 @@ def bm25_avg_len(man: Manifest, work: list[Changed]) -> float:
     return avg_len
 
 
-def write_lexical(run: IndexRun, work: list[Changed]) -> None:
-    """Phase 3: store every changed file's sparse points and manifest rows, in ``work``'s order."""
-    man, state = run.ws.manifest, run.state
-    avg_len = bm25_avg_len(man, work)
-    state.phase = "sparse"
-    state.chunks_total = sum(len(w.chunks) for w in work) + man.counts()["chunks"]
-    run.progress(state)
+def batches(work: Iterable[Changed], *, max_bytes: int = BATCH_BYTES, max_files: int = BATCH_FILES,
+            ) -> Iterator[list[Changed]]:
+    """``work`` in batches of at most ``max_files`` files or about ``max_bytes`` of source."""
+    batch: list[Changed] = []
+    size = 0
     for w in work:
-        write_file(run, w, avg_len)
+        batch.append(w)
+        size += w.file.size
+        if len(batch) >= max_files or size >= max_bytes:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def write_lexical(run: IndexRun, work: Iterable[Changed]) -> None:
+    """Phase 3: store every changed file's sparse points and manifest rows, in ``work``'s order,
+    one batch at a time: the run never holds more than a batch of chunks (the first batch
+    measures the BM25 average length of a new index)."""
+    man, state = run.ws.manifest, run.state
+    avg_len = None
+    try:
+        for batch in batches(work):
+            if avg_len is None:
+                avg_len = bm25_avg_len(man, batch)
+            for w in batch:
+                write_file(run, w, avg_len)
+    finally:
+        if hasattr(work, "close"):
+            work.close()  # a failed write stops the reading (and its worker processes) at once
+    if avg_len is None:
+        bm25_avg_len(man, [])
+    counts = man.counts()
+    state.phase = "sparse"
+    state.chunks_total = counts["chunks"]
+    run.progress(state)
 
 
 def write_file(run: IndexRun, w: Changed, avg_len: float) -> None:

@@ -50,7 +50,7 @@ def test_decide_changes_names_the_edited_and_new_files_and_writes_no_point(chang
     ws = changed_tree
     points_before = set(ws.store.all_ids())
     run, _, scanned = open_run(ws)
-    work = decide_changes(run, scanned)
+    work = list(decide_changes(run, scanned))
     assert [w.file.path for w in work] == ["src/http/headers.py", "src/limits.py"]
     for w, text in zip(work, (EDITED, NEW_FILE)):
         assert w.file_hash == short_hash(text)
@@ -71,7 +71,7 @@ def test_decide_changes_records_a_file_the_chunker_refuses(changed_tree, monkeyp
 
     monkeypatch.setattr(indexer, "chunk_file", broken)
     run, _, scanned = open_run(ws)
-    work = decide_changes(run, scanned)
+    work = list(decide_changes(run, scanned))
     assert [w.file.path for w in work] == ["src/http/headers.py"]
     assert run.failed_now == 1
     assert ("src/limits.py", "chunking failed: chunker bug") in ws.manifest.errors()
@@ -102,7 +102,7 @@ def test_remove_deleted_on_an_incremental_run_looks_only_at_its_paths(changed_tr
 def test_write_lexical_stores_sparse_points_and_queues_them_for_dense(changed_tree):
     ws = changed_tree
     run, _, scanned = open_run(ws)
-    work = decide_changes(run, scanned)
+    work = list(decide_changes(run, scanned))
     remove_deleted(run, scanned)
     queued_before = {pid for pid, _, _ in ws.manifest.pending_dense(10_000)}
     old_version = {c.point_id for c in ws.manifest.chunks_for("src/http/headers.py")}

@@ -1,0 +1,150 @@
+"""Chunking and graphing in worker processes (``indexing/prepare_pool.py``) against the serial
+path, on a real tree (Probe's own source and the multi-language intel fixtures) with the real
+engines: the same chunks, the same symbol graph, the same search results."""
+from __future__ import annotations
+
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+import probe_core
+from probe_core import Workspace, index_workspace, search
+from probe_core.errors import ConfigError
+from probe_core.indexing import indexer, lexical
+from probe_core.indexing.prepare_pool import MIN_POOL_FILES, index_workers
+
+HERE = Path(__file__).resolve().parent
+QUERIES = ["chunk a file with tree-sitter", "reconcile the store after a crash", "HeaderParser parse_line",
+           "def index_workspace", "dense vectors fill order", "ServeHTTP", "impl Display for", "BM25 average length"]
+
+GRAPH_SQL = {
+    "files": "SELECT path, file_hash, language, lines FROM graph_files",
+    "symbols": "SELECT path, name, qualname, kind, line, end_line, signature, doc, parent, language FROM graph_symbols",
+    "refs": "SELECT f.path, r.line, n.name, q.name, r.kind, e.name, r.enclosing_line FROM graph_refs r"
+            " JOIN graph_files f ON f.id = r.file JOIN graph_names n ON n.id = r.name"
+            " LEFT JOIN graph_names q ON q.id = r.qualifier LEFT JOIN graph_names e ON e.id = r.enclosing",
+    "edges": "SELECT path, line, child, parent, kind, parent_qualifier FROM graph_edges",
+    "imports": "SELECT path, line, module, name, alias FROM graph_imports",
+    "postings": "SELECT t.term, f.path FROM graph_postings p JOIN graph_terms t ON t.id = p.term"
+                " JOIN graph_files f ON f.id = p.file",
+}
+MANIFEST_SQL = {
+    "chunks": "SELECT point_id, path, chunk_idx, start_line, end_line, chunk_hash, symbol, symbol_kind,"
+              " parent_symbol FROM chunks",
+    "files": "SELECT path, file_hash, language, last_error FROM files",
+    "queued": "SELECT point_id, path, text FROM pending_dense",
+    "meta": "SELECT key, value FROM meta WHERE key = 'bm25_avg_len'",
+}
+
+
+def _tree(dest: Path) -> Path:
+    shutil.copytree(Path(probe_core.__file__).parent, dest / "probe_core",
+                    ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    shutil.copytree(HERE.parent / "fixtures" / "intel", dest / "fixtures")
+    return dest
+
+
+def _rows(db: Path, sql: dict[str, str]) -> dict[str, list]:
+    con = sqlite3.connect(db)
+    try:
+        return {k: sorted(con.execute(q).fetchall(), key=repr) for k, q in sql.items()}
+    finally:
+        con.close()
+
+
+def _answers(ws: Workspace) -> list:
+    return [[(r.path, r.start_line, r.end_line, round(r.score, 6)) for r in search(ws, q, top_k=10).results]
+            for q in QUERIES]
+
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory):
+    """One tree indexed twice, lexically, under one workspace id: serially, and by two workers in
+    small lexical batches (so the stream crosses several batches)."""
+    serial_root = _tree(tmp_path_factory.mktemp("serial"))
+    pooled_root = tmp_path_factory.mktemp("pooled")
+    shutil.copytree(serial_root, pooled_root, dirs_exist_ok=True)
+    mp = pytest.MonkeyPatch()
+    calls = []
+    real = indexer.prepare_all
+
+    def spy(*args, **kwargs):
+        calls.append(kwargs["workers"])
+        yield from real(*args, **kwargs)
+
+    try:
+        mp.setattr(indexer, "prepare_all", spy)
+        mp.setenv("PROBE_INDEX_WORKERS", "1")
+        serial = Workspace.open(serial_root)
+        serial_report = index_workspace(serial, dense=False)
+        assert calls == []  # one worker: the serial path
+        shutil.copytree(serial_root / ".probe", pooled_root / ".probe",
+                        ignore=shutil.ignore_patterns("store", "manifest.sqlite*"))  # config.json: the same workspace id
+        mp.setenv("PROBE_INDEX_WORKERS", "2")
+        mp.setattr(lexical, "BATCH_BYTES", 100_000)
+        pooled = Workspace.open(pooled_root)
+        pooled_report = index_workspace(pooled, dense=False)
+        assert calls == [2]
+    finally:
+        mp.undo()
+    assert serial.workspace_id == pooled.workspace_id
+    yield serial, serial_report, pooled, pooled_report
+    serial.close()
+    pooled.close()
+
+
+def test_the_tree_is_large_enough_for_the_pool(both):
+    serial, report, _, _ = both
+    assert report.files_indexed >= MIN_POOL_FILES and report.chunks_indexed > 1000
+
+
+def test_same_reports_and_points(both):
+    serial, serial_report, pooled, pooled_report = both
+    for key in ("files_seen", "files_indexed", "files_unchanged", "files_failed", "chunks_indexed"):
+        assert getattr(serial_report, key) == getattr(pooled_report, key), key
+    assert set(serial.store.all_ids()) == set(pooled.store.all_ids()) == set(pooled.manifest.chunk_ids())
+
+
+def test_same_chunks_and_dense_queue(both):
+    serial, _, pooled, _ = both
+    a = _rows(serial.probe_dir / "manifest.sqlite", MANIFEST_SQL)
+    b = _rows(pooled.probe_dir / "manifest.sqlite", MANIFEST_SQL)
+    for key in MANIFEST_SQL:
+        assert a[key] == b[key], key
+
+
+def test_same_symbol_graph(both):
+    serial, _, pooled, _ = both
+    a = _rows(serial.probe_dir / "manifest.sqlite", GRAPH_SQL)
+    b = _rows(pooled.probe_dir / "manifest.sqlite", GRAPH_SQL)
+    assert len(a["symbols"]) > 500 and len(a["refs"]) > 5000
+    for key in GRAPH_SQL:
+        assert a[key] == b[key], key
+
+
+def test_same_search_results(both):
+    serial, _, pooled, _ = both
+    answers = _answers(serial)
+    assert all(answers)
+    assert answers == _answers(pooled)
+
+
+def test_an_edit_after_a_pooled_index_is_picked_up(both):
+    _, _, pooled, _ = both
+    target = pooled.root / "probe_core" / "sparse.py"
+    target.write_text(target.read_text() + "\n\ndef frobnicate_tokens_quickly():\n    return 42\n")
+    report = index_workspace(pooled, dense=False)
+    assert report.files_indexed == 1
+    assert search(pooled, "frobnicate_tokens_quickly").results[0].path == "probe_core/sparse.py"
+
+
+@pytest.mark.parametrize("value", ["0", "-2", "many", "999"])
+def test_a_bad_worker_count_is_a_one_line_error(value):
+    with pytest.raises(ConfigError, match="PROBE_INDEX_WORKERS must be an integer from 1 to 256"):
+        index_workers({"PROBE_INDEX_WORKERS": value})
+
+
+def test_the_worker_count_defaults_to_the_usable_cpus():
+    assert index_workers({}) >= 1 and index_workers({"PROBE_INDEX_WORKERS": "3"}) == 3
