@@ -12,8 +12,10 @@ are missing are redone. Per file the order is delete points â†’ upsert points â†
 row, and point ids are deterministic, so redoing a file can never duplicate it.
 
 One run is four phases over a shared ``IndexRun`` (``run_state.py``): decide what changed
-(``decide_changes``), deletions (``remove_deleted``), the lexical phase (``lexical.py``) and the
-dense phase (``dense.py``); ``_index_once`` only orders them between the run's opening and closing.
+(``decide_changes``: read, hash, chunk; by worker processes when many files changed,
+``prepare_pool.py``), deletions (``remove_deleted``, run first), the lexical phase (``lexical.py``,
+fed by the first phase in batches, so a run never holds every changed file's chunks) and the dense
+phase (``dense.py``); ``_index_once`` only orders them between the run's opening and closing.
 
 Branches (``branches.py``): a file version another branch still has is kept and retagged instead
 of deleted, and a checked-out version that is already kept is revived instead of re-embedded.
@@ -40,7 +42,7 @@ from .branches import BranchBook, retag_all
 from .change_detection import file_row, is_unchanged, scan_clock
 from .dense import DENSE_BATCH, fill_dense
 from .lexical import CONTEXT_HEADER, index_text, reusable_vectors, write_lexical
-from .prepare_pool import MIN_POOL_FILES, Prepared, dedupe, index_workers, prepare_all
+from .prepare_pool import MIN_POOL_BYTES, Prepared, dedupe, index_workers, prepare_all
 from .run_state import Changed, IndexReport, IndexRun, ProgressCallback, _noop
 from .store_check import check_store
 
@@ -180,11 +182,11 @@ def _index_once(ws: Workspace, *, progress: ProgressCallback, dense: bool, paths
     with ws.write_lock:
         _prepare(ws, report)
         run, scan, scanned = open_run(ws, report=report, state=state, progress=progress, paths=paths)
-        remove_deleted(run, scanned)  # 2. deletions (first: they need no reading)
-        # 1. decide what changed, chunk it, streamed into 3. the lexical phase (sparse points), in batches
+        remove_deleted(run, scanned)  # deletions first: they need no reading
+        # what changed, read and chunked, streamed into the lexical phase (sparse points) in batches
         write_lexical(run, decide_changes(run, scanned))
         _after_lexical(run, scan)
-        if dense:  # 4. dense phase (resumable: the queue lives in the manifest)
+        if dense:  # the dense phase (resumable: the queue lives in the manifest)
             state.phase = "dense"
             progress(state)
             report.chunks_embedded = fill_dense(ws, progress=progress, state=state)
@@ -245,7 +247,7 @@ def decide_changes(run: IndexRun, scanned: list[ScannedFile]) -> Iterator[Change
     file that fails to chunk is recorded as failed). Updates the symbol graph of every changed
     file. Many files to read are read, chunked and graphed by worker processes (``prepare_pool``)."""
     to_read = [f for f in scanned if not is_unchanged(run.known.get(f.path), f)]
-    workers = _pool_size(run.ws, len(to_read))
+    workers = _pool_size(run.ws, sum(f.size for f in to_read))
     prepared = None
     if workers:
         jobs = ((f.path, f.size, _same_as(run.known.get(f.path))) for f in to_read)
@@ -269,10 +271,11 @@ def decide_changes(run: IndexRun, scanned: list[ScannedFile]) -> Iterator[Change
             prepared.close()  # stops the workers, also when the writer failed
 
 
-def _pool_size(ws: Workspace, files: int) -> int:
-    """Worker processes for this run's reading and chunking; 0 for the serial path: few files, one
-    CPU, or a reference library (its reader and chunker are its own)."""
-    if ws.library is not None or files < MIN_POOL_FILES:
+def _pool_size(ws: Workspace, to_read: int) -> int:
+    """Worker processes for this run's reading and chunking (``to_read``: bytes of source); 0 for
+    the serial path: little to read, one CPU, or a reference library (its reader and chunker are
+    its own)."""
+    if ws.library is not None or to_read < MIN_POOL_BYTES:
         return 0
     workers = index_workers()
     return workers if workers > 1 else 0

@@ -33,7 +33,9 @@ from ..scan import read_text
 
 log = logging.getLogger("probe.index")
 
-MIN_POOL_FILES = 100  # fewer files to read: the serial path (starting workers costs about a second)
+# less source to read: the serial path. A worker costs 1-2 CPU-seconds to start (Python, the
+# grammars); chunking and graphing cost about 1 s per MB, so a pool pays off from a few MB.
+MIN_POOL_BYTES = 4_000_000
 WINDOW_FILES = 64  # per worker: results a worker may run ahead of the writer
 WINDOW_BYTES = 8_000_000  # per worker: source bytes in flight
 

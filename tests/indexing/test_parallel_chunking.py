@@ -3,8 +3,13 @@ path, on a real tree (Probe's own source and the multi-language intel fixtures) 
 engines: the same chunks, the same symbol graph, the same search results."""
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import sqlite3
+import subprocess
+import sysconfig
+import time
 from pathlib import Path
 
 import pytest
@@ -13,7 +18,10 @@ import probe_core
 from probe_core import Workspace, index_workspace, search
 from probe_core.errors import ConfigError
 from probe_core.indexing import indexer, lexical
-from probe_core.indexing.prepare_pool import MIN_POOL_FILES, index_workers
+from probe_core.indexing.prepare_pool import index_workers
+
+from .test_crash_recovery import PROBE, _count, index_cli
+from .test_indexer import assert_exact
 
 HERE = Path(__file__).resolve().parent
 QUERIES = ["chunk a file with tree-sitter", "reconcile the store after a crash", "HeaderParser parse_line",
@@ -61,8 +69,9 @@ def _answers(ws: Workspace) -> list:
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory):
-    """One tree indexed twice, lexically, under one workspace id: serially, and by two workers in
-    small lexical batches (so the stream crosses several batches)."""
+    """One tree indexed twice, lexically, under one workspace id: serially, and by two workers (the
+    pool's size threshold lowered to this tree's ~2 MB) in small lexical batches (so the stream
+    crosses several batches)."""
     serial_root = _tree(tmp_path_factory.mktemp("serial"))
     pooled_root = tmp_path_factory.mktemp("pooled")
     shutil.copytree(serial_root, pooled_root, dirs_exist_ok=True)
@@ -83,6 +92,7 @@ def both(tmp_path_factory):
         shutil.copytree(serial_root / ".probe", pooled_root / ".probe",
                         ignore=shutil.ignore_patterns("store", "manifest.sqlite*"))  # config.json: the same workspace id
         mp.setenv("PROBE_INDEX_WORKERS", "2")
+        mp.setattr(indexer, "MIN_POOL_BYTES", 100_000)
         mp.setattr(lexical, "BATCH_BYTES", 100_000)
         pooled = Workspace.open(pooled_root)
         pooled_report = index_workspace(pooled, dense=False)
@@ -95,9 +105,10 @@ def both(tmp_path_factory):
     pooled.close()
 
 
-def test_the_tree_is_large_enough_for_the_pool(both):
+def test_the_tree_spans_many_lexical_batches(both):
     serial, report, _, _ = both
-    assert report.files_indexed >= MIN_POOL_FILES and report.chunks_indexed > 1000
+    assert sum(f.stat().st_size for f in serial.root.rglob("*.py")) > 500_000  # five batches of 100 kB
+    assert report.files_indexed > 150 and report.chunks_indexed > 1000
 
 
 def test_same_reports_and_points(both):
@@ -148,3 +159,72 @@ def test_a_bad_worker_count_is_a_one_line_error(value):
 
 def test_the_worker_count_defaults_to_the_usable_cpus():
     assert index_workers({}) >= 1 and index_workers({"PROBE_INDEX_WORKERS": "3"}) == 3
+
+
+def _site_tree(dest: Path, total: int = 6_000_000) -> Path:
+    """Real Python sources from site-packages (paths kept), ``total`` bytes of them: more than the
+    pool's threshold (``MIN_POOL_BYTES``), so ``probe index`` reads them with workers."""
+    site = Path(sysconfig.get_paths()["purelib"])
+    size = 0
+    for src in sorted(site.rglob("*.py")):
+        if "__pycache__" in src.parts or not src.is_file() or not 2_000 < src.stat().st_size < 60_000:
+            continue
+        target = dest / src.relative_to(site)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(src, target)
+        size += src.stat().st_size
+        if size >= total:
+            return dest
+    raise AssertionError(f"only {size} bytes of sources in {site}")
+
+
+def _workers_of(pid: int) -> set[int]:
+    """The pool's worker processes among ``pid``'s children."""
+    out = set()
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        for child in (task / "children").read_text().split():
+            try:
+                if b"multiprocessing" in Path(f"/proc/{child}/cmdline").read_bytes():
+                    out.add(int(child))
+            except OSError:
+                pass
+    return out
+
+
+def _running(pid: int) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_kill_9_while_workers_chunk_leaves_no_worker_and_the_next_run_is_exact(tmp_path):
+    root = _site_tree(tmp_path / "repo")
+    db = root / ".probe" / "manifest.sqlite"
+    env = {**os.environ, "PROBE_INDEX_WORKERS": "2"}
+    proc = subprocess.Popen([*PROBE, "index", "--root", str(root), "--quiet", "--lexical-only"], env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    workers: set[int] = set()
+    deadline = time.monotonic() + 600
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            workers |= _workers_of(proc.pid)
+            if workers and db.exists() and _count(db, "SELECT COUNT(*) FROM files") > 20:
+                os.kill(proc.pid, signal.SIGKILL)
+                break
+            time.sleep(0.01)
+        else:
+            pytest.fail(f"the kill point was never reached: {proc.stderr.read().decode()[-500:]}")
+    finally:
+        proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL and workers
+    gone_by = time.monotonic() + 30
+    while any(_running(w) for w in workers) and time.monotonic() < gone_by:
+        time.sleep(0.1)
+    assert not any(_running(w) for w in workers), "a worker outlived the killed indexer"
+    index_cli(root, "--lexical-only")
+    ws = Workspace.open(root)
+    try:
+        assert_exact(ws)
+    finally:
+        ws.close()
