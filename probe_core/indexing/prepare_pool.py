@@ -106,9 +106,12 @@ def prepare(root: str, path: str, max_bytes: int, same_as: str | None) -> Prepar
     return out
 
 
-def _exit_with_parent(parent: int) -> None:
-    """Worker initializer: exit when the indexer's process is gone (a kill -9 of it leaves no
-    worker behind; the pool's own shutdown never runs then)."""
+def _worker_start(parent: int) -> None:
+    """Worker initializer: the worker's stdout goes to stderr (under ``probe mcp`` stdout is the
+    protocol's stream), and the worker exits when the indexer's process is gone (a kill -9 of it
+    leaves no worker behind; the pool's own shutdown never runs then)."""
+    os.dup2(2, 1)
+
     def watch() -> None:
         while os.getppid() == parent:
             time.sleep(0.5)
@@ -123,7 +126,7 @@ def prepare_all(root: str, jobs: Iterable[tuple[str, int, str | None]], *, max_b
     the jobs' order. At most ``WINDOW_FILES`` files or ``WINDOW_BYTES`` of source per worker are
     in flight; closing the iterator stops the pool."""
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
-                               initializer=_exit_with_parent, initargs=(os.getpid(),))
+                               initializer=_worker_start, initargs=(os.getpid(),))
     pending: deque[tuple[Future, int]] = deque()
     in_flight = 0
     try:
