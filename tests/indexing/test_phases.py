@@ -6,7 +6,7 @@ import pytest
 
 from probe_core import Workspace, index_workspace
 from probe_core.chunking import chunk_file
-from probe_core.indexing import indexer
+from probe_core.indexing import indexer, lexical
 from probe_core.indexing.dense import fill_dense
 from probe_core.indexing.indexer import decide_changes, open_run, remove_deleted
 from probe_core.indexing.lexical import write_lexical
@@ -127,3 +127,18 @@ def test_fill_dense_attaches_a_vector_to_every_queued_chunk(changed_tree):
     assert counts["chunks_dense"] == counts["chunks"]
     vectors = ws.store.dense_vectors(list(ws.manifest.chunk_ids()))
     assert len(vectors) == counts["chunks"] and all(v.shape == (384,) for v in vectors.values())
+
+
+def test_write_lexical_flushes_the_store_after_each_batch(changed_tree, monkeypatch):
+    """Qdrant Edge's memory grows with the points written since its last flush (docs/benchmarks.md):
+    the streamed lexical phase persists the store once per batch."""
+    ws = changed_tree
+    (ws.root / "src/more.py").write_text(NEW_FILE.replace("rate_limit", "burst_limit"))
+    flushes = []
+    real_flush = ws.store.flush
+    monkeypatch.setattr(ws.store, "flush", lambda: (flushes.append(1), real_flush()))
+    monkeypatch.setattr(lexical, "BATCH_FILES", 1)
+    run, _, scanned = open_run(ws)
+    write_lexical(run, decide_changes(run, scanned))
+    assert run.report.files_indexed == 3 and len(flushes) == 3
+    assert set(ws.store.all_ids()) == set(ws.manifest.chunk_ids())
