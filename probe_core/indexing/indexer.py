@@ -41,6 +41,7 @@ from ..workspace import Workspace
 from .branches import BranchBook, retag_all
 from .change_detection import file_row, is_unchanged, scan_clock
 from .dense import DENSE_BATCH, fill_dense
+from . import lexical
 from .lexical import CONTEXT_HEADER, index_text, reusable_vectors, write_lexical
 from .prepare_pool import MIN_POOL_BYTES, Prepared, dedupe, index_workers, prepare_all
 from .run_state import Changed, IndexReport, IndexRun, ProgressCallback, _noop
@@ -51,6 +52,8 @@ __all__ = ["CONTEXT_HEADER", "DENSE_BATCH", "IndexReport", "ProgressCallback", "
            "reusable_vectors"]
 
 log = logging.getLogger("probe.index")
+
+AVG_SAMPLE_FILES = 200  # files a new large index measures its BM25 average length on
 
 def check_identity(ws: Workspace, *, adopt: bool) -> tuple[str, int]:
     """Compare the index's embedding identity with the current embedder.
@@ -183,6 +186,7 @@ def _index_once(ws: Workspace, *, progress: ProgressCallback, dense: bool, paths
         _prepare(ws, report)
         run, scan, scanned = open_run(ws, report=report, state=state, progress=progress, paths=paths)
         remove_deleted(run, scanned)  # deletions first: they need no reading
+        _first_avg_len(run, scanned)
         # what changed, read and chunked, streamed into the lexical phase (sparse points) in batches
         write_lexical(run, decide_changes(run, scanned))
         _after_lexical(run, scan)
@@ -269,6 +273,24 @@ def decide_changes(run: IndexRun, scanned: list[ScannedFile]) -> Iterator[Change
     finally:
         if prepared is not None:
             prepared.close()  # stops the workers, also when the writer failed
+
+
+def _first_avg_len(run: IndexRun, scanned: list[ScannedFile]) -> None:
+    """A new index's BM25 average length from up to ``AVG_SAMPLE_FILES`` files spread over the
+    whole tree, when the lexical phase will stream more than one batch: its first batch alone
+    would speak for one corner of a large tree (a tree that fits one batch is measured whole)."""
+    ws, man = run.ws, run.ws.manifest
+    to_read = [f for f in scanned if not is_unchanged(run.known.get(f.path), f)]
+    if man.get_meta("bm25_avg_len") is not None or sum(f.size for f in to_read) <= lexical.BATCH_BYTES:
+        return
+    chunker = chunk_file if ws.library is None else ws.library.chunk
+    sample = []
+    for f in to_read[::max(1, len(to_read) // AVG_SAMPLE_FILES)]:
+        try:
+            sample.append(Changed(f, "", dedupe(chunker(f.path, indexed_text(ws, f.path)))))
+        except Exception:  # noqa: BLE001 - the file's own phase records why it cannot be read or chunked
+            continue
+    lexical.bm25_avg_len(man, sample)
 
 
 def _pool_size(ws: Workspace, to_read: int) -> int:

@@ -81,7 +81,8 @@ def reusable_vectors(ws: Workspace, path: str, chunks: list[Chunk]) -> dict[int,
 
 def bm25_avg_len(man: Manifest, work: list[Changed]) -> float:
     """The BM25 average document length: the one the index recorded, or (first run) an estimate
-    from ``work``, the run's first batch of chunks, recorded for every later run."""
+    from ``work``'s chunks (the whole tree, or a sample of it: ``indexer._first_avg_len``),
+    recorded for every later run."""
     avg = man.get_meta("bm25_avg_len")
     if avg is not None:
         return float(avg)

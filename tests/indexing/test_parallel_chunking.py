@@ -181,13 +181,16 @@ def _site_tree(dest: Path, total: int = 6_000_000) -> Path:
 def _workers_of(pid: int) -> set[int]:
     """The pool's worker processes among ``pid``'s children."""
     out = set()
-    for task in Path(f"/proc/{pid}/task").iterdir():
-        for child in (task / "children").read_text().split():
-            try:
-                if b"multiprocessing" in Path(f"/proc/{child}/cmdline").read_bytes():
-                    out.add(int(child))
-            except OSError:
-                pass
+    try:
+        children = [c for task in Path(f"/proc/{pid}/task").iterdir() for c in (task / "children").read_text().split()]
+    except OSError:  # it has just exited
+        return out
+    for child in children:
+        try:
+            if b"multiprocessing" in Path(f"/proc/{child}/cmdline").read_bytes():
+                out.add(int(child))
+        except OSError:
+            pass
     return out
 
 
