@@ -101,6 +101,11 @@ def dir_mb(path: Path, *, allocated: bool = False) -> float:
     return round(sum(st.st_blocks * 512 if allocated else st.st_size for st in stats) / 1e6, 1)
 
 
+def _children_cpu() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
 def measure(tree: Path, work: Path) -> dict:
     from probe_core import Workspace, index_workspace, search
     from probe_core.intel import find_callees, find_callers, find_references
@@ -109,9 +114,11 @@ def measure(tree: Path, work: Path) -> dict:
     shutil.copytree(tree, work, ignore=shutil.ignore_patterns(".probe"))
     src_bytes = sum(f.stat().st_size for f in work.rglob("*") if f.is_file())
     ws = Workspace.open(work)
-    t0, c0 = time.perf_counter(), time.process_time()
+    load_start = os.getloadavg()[0]
+    t0, c0, k0 = time.perf_counter(), time.process_time(), _children_cpu()
     index_workspace(ws, dense=False)
     lexical_ready, lexical_cpu = time.perf_counter() - t0, time.process_time() - c0
+    workers_cpu = _children_cpu() - k0  # the indexer's worker processes (indexing/prepare_pool.py), once joined
     rss_index = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     indexed_bytes = sum((work / p).stat().st_size for p in ws.manifest.file_paths())
     lines = sum((work / p).read_bytes().count(b"\n") for p in ws.manifest.file_paths())
@@ -142,6 +149,8 @@ def measure(tree: Path, work: Path) -> dict:
         "tree": str(tree), "files": counts["files"], "lines": lines, "chunks": counts["chunks"],
         "source_mb": round(src_bytes / 1e6, 1), "indexed_source_mb": round(indexed_bytes / 1e6, 1),
         "lexical_ready_s": round(lexical_ready, 1), "lexical_ready_cpu_s": round(lexical_cpu, 1),
+        "lexical_ready_workers_cpu_s": round(workers_cpu, 1), "load_average_start": load_start,
+        "rss_worker_peak_mb": round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 0),
         "load_average": os.getloadavg()[0],
         "rss_after_index_mb": round(rss_index, 0),
         "rss_peak_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 0),
@@ -169,12 +178,14 @@ def table(before: dict, after: dict) -> str:
 
     rows = [
         ("lexical-ready, wall (CPU) s", lambda d: f"{d['lexical_ready_s']} ({d.get('lexical_ready_cpu_s', '—')})"),
+        ("lexical-ready, CPU s of worker processes", lambda d: f"{d.get('lexical_ready_workers_cpu_s', '—')}"),
         ("search took_ms p50 / p95", lambda d: f"{d['search_took_p50_ms']} / {d['search_took_p95_ms']}"),
         ("search CPU ms p50 / p95", lambda d: f"{d.get('search_cpu_p50_ms', '—')} / {d.get('search_cpu_p95_ms', '—')}"),
         ("callers, ms wall (CPU)", lambda d: intel(d, "callers")),
         ("refs, ms wall (CPU)", lambda d: intel(d, "refs")),
         ("callees, ms wall (CPU)", lambda d: intel(d, "callees")),
         ("peak RSS MB", lambda d: f"{d['rss_peak_mb']:.0f}"),
+        ("peak RSS of a worker process MB", lambda d: f"{d.get('rss_worker_peak_mb', '—')}"),
         (".probe/ MB apparent (allocated)", lambda d: f"{d['probe_dir_mb']} ({d.get('probe_dir_allocated_mb', '—')})"),
         ("store MB allocated", lambda d: f"{d.get('store_allocated_mb', '—')}"),
         ("manifest.sqlite MB", lambda d: f"{d['probe_files_mb'].get('manifest.sqlite', 0)}"),

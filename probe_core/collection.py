@@ -40,6 +40,7 @@ class CollectionProfile(Protocol):
     tracks_branches: bool  # points are tagged with the checked-out git branch
     records_project: bool  # the project registry (``probe prune``) lists the workspace
     searched_with_libraries: bool  # reference libraries are searched beside it (its status lists them)
+    prepares_in_workers: bool  # files may be read and chunked by the indexer's worker processes
     payload: dict  # merged into every point's payload
     project_id: str | None  # a fixed project id; None: the repository's identity (``project_identity``)
 

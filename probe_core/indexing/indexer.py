@@ -11,6 +11,12 @@ the store against the manifest: points the manifest does not list are deleted, f
 are missing are redone. Per file the order is delete points → upsert points → commit the manifest
 row, and point ids are deterministic, so redoing a file can never duplicate it.
 
+One run is four phases over a shared ``IndexRun`` (``run_state.py``): decide what changed
+(``decide_changes``: read, hash, chunk; by worker processes when many files changed,
+``prepare_pool.py``), deletions (``remove_deleted``, run first), the lexical phase (``lexical.py``,
+fed by the first phase in batches, so a run never holds every changed file's chunks) and the dense
+phase (``dense.py``); ``_index_once`` only orders them between the run's opening and closing.
+
 Branches (``branches.py``): a file version another branch still has is kept and retagged instead
 of deleted, and a checked-out version that is already kept is revived instead of re-embedded.
 """
@@ -19,58 +25,34 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import traceback
+from collections.abc import Iterator
 
-import numpy as np
-
-from .. import sparse
-from ..chunking import chunk_kind_for, language_for_path
 from ..intel import build as intel_graph
 from ..memory.identity import sync_project_id
-from ..errors import EmbeddingError, IndexConfigMismatch, IndexDamaged, ProbeError
-from ..records import Chunk, IndexProgress, ScannedFile, short_hash
+from ..errors import IndexConfigMismatch, IndexDamaged, ProbeError
+from ..records import IndexProgress, ScannedFile, short_hash
+from ..scan import ScanResult
 from ..storage.disk_space import ensure_free_space
-from ..storage.manifest import ChunkRow
-from ..storage.protocol import StoreFilter, StorePoint
-from ..workspace import Workspace, point_id
+from ..storage.manifest import FileRow
+from ..storage.protocol import StoreFilter
+from ..workspace import Workspace
 from .branches import BranchBook, retag_all
 from .change_detection import file_row, is_unchanged, scan_clock
-from .fill_order import fill_order, rank_queue
+from .dense import DENSE_BATCH, fill_dense
+from . import lexical
+from .lexical import CONTEXT_HEADER, index_text, reusable_vectors, write_lexical
+from .prepare_pool import MIN_POOL_BYTES, Prepared, dedupe, index_workers, prepare_all
+from .run_state import Changed, IndexReport, IndexRun, ProgressCallback, _noop
 from .store_check import check_store
+
+__all__ = ["CONTEXT_HEADER", "DENSE_BATCH", "IndexReport", "ProgressCallback", "check_identity", "damage_of",
+           "fill_dense", "index_text", "index_workspace", "indexed_text", "rebuild", "reconcile",
+           "reusable_vectors"]
 
 log = logging.getLogger("probe.index")
 
-ProgressCallback = Callable[[IndexProgress], None]
-DENSE_BATCH = 64  # chunks per store update; the embedder sub-batches by 4 (peak RSS, see docs)
-
-
-@dataclass(slots=True)
-class IndexReport:
-    files_seen: int = 0
-    files_indexed: int = 0
-    files_unchanged: int = 0
-    files_deleted: int = 0
-    files_failed: int = 0
-    files_skipped: int = 0  # binary, too large, outside root
-    chunks_indexed: int = 0
-    chunks_embedded: int = 0
-    generation: int = 0
-    reconciled: dict = field(default_factory=dict)
-    files_revived: int = 0  # versions kept for another branch, checked out again (no re-embedding)
-    chunks_reused: int = 0  # chunks whose dense vector an earlier version of the file already had
-    files_retagged: int = 0  # unchanged files that gained the checked-out branch in their tag
-    branches: dict = field(default_factory=dict)
-    seconds: float = 0.0
-    errors: list[tuple[str, str]] = field(default_factory=list)
-
-    def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__slots__}
-
-
-def _noop(_: IndexProgress) -> None:
-    return None
-
+AVG_SAMPLE_FILES = 200  # files a new large index measures its BM25 average length on
 
 def check_identity(ws: Workspace, *, adopt: bool) -> tuple[str, int]:
     """Compare the index's embedding identity with the current embedder.
@@ -140,71 +122,6 @@ def reconcile(ws: Workspace) -> dict:
             "versions_dropped": len(broken_versions), "points_retagged": retagged}
 
 
-def _payload(ws: Workspace, c: Chunk, file_hash: str, branch: list[str], now: float) -> dict:
-    return {
-        "workspace_id": ws.workspace_id,
-        "repo_id": ws.workspace_id,
-        "project_id": ws.project_id,
-        "branch": branch,
-        "file_path": c.path,
-        "file_hash": file_hash,
-        "chunk_hash": c.chunk_hash,
-        "start_line": c.start_line,
-        "end_line": c.end_line,
-        "language": c.language,
-        "chunk_kind": c.chunk_kind,
-        "symbol": c.symbol,
-        "symbol_kind": c.symbol_kind,
-        "parent_symbol": c.parent_symbol,
-        "is_fragment": c.is_fragment,
-        "indexed_at": now,
-        **ws.extra_payload,  # a reference library's collection and name (probe_core.libraries)
-    }
-
-
-CONTEXT_HEADER = True  # measured on the dev set: see docs/benchmarks.md
-
-
-def index_text(c: Chunk) -> str:
-    """What BM25 and the embedder see: the chunk under a one-line header naming its file and symbol.
-
-    A method body rarely says which file or class it lives in; the header gives both the lexical
-    and the dense side that context (``src/auth.py · Hasher.check``).
-    """
-    if not CONTEXT_HEADER:
-        return c.text
-    name = ".".join(x for x in (c.parent_symbol, c.symbol) if x)
-    return f"{c.path} · {name}\n{c.text}" if name else f"{c.path}\n{c.text}"
-
-
-def reusable_vectors(ws: Workspace, path: str, chunks: list[Chunk]) -> dict[int, np.ndarray]:
-    """Dense vectors that other versions of ``path`` already have for identical chunks, by chunk
-    index. Same path, text, symbol and parent means the same index text, so the same vector: an
-    edit re-embeds only the chunks it changed, and lines moving up or down cost nothing."""
-    donors: dict[tuple, str] = {}
-    for pid, chunk_hash, symbol, parent in ws.manifest.dense_donors(path):
-        donors.setdefault((chunk_hash, symbol, parent), pid)
-    if not donors:
-        return {}
-    want = {k: donors[key] for k, c in enumerate(chunks)
-            if (key := (c.chunk_hash, c.symbol, c.parent_symbol)) in donors}
-    if not want:
-        return {}
-    vectors = ws.store.dense_vectors(sorted(set(want.values())))
-    return {k: vectors[pid] for k, pid in want.items() if pid in vectors}
-
-
-def _dedupe(chunks: list[Chunk]) -> list[Chunk]:
-    """One chunk per (start, end): the point id is derived from the range."""
-    seen: set[tuple[int, int]] = set()
-    out = []
-    for c in chunks:
-        if (c.start_line, c.end_line) not in seen:
-            seen.add((c.start_line, c.end_line))
-            out.append(c)
-    return out
-
-
 def indexed_text(ws: Workspace, path: str) -> str:
     """A file's text as the indexer reads it: what it hashes (``short_hash``) into the manifest's
     ``file_hash`` and chunks. Raises ``OSError`` / ``ProbeError`` when it cannot be read."""
@@ -263,171 +180,240 @@ def _index_once(ws: Workspace, *, progress: ProgressCallback, dense: bool, paths
     state = IndexProgress(phase="scanning")
     progress(state)
     with ws.write_lock:
-        ensure_free_space(ws.probe_dir)  # before the store is opened: creating it maps 64 MB of WAL
-        man, store = ws.manifest, ws.store
-        check_identity(ws, adopt=True)
-        store.ensure_collection(ws.embedder.dimensions)
-        if man.get_meta("index_dirty") == "1":
-            report.reconciled = {"cause": "an interrupted run", **reconcile(ws)}
-        elif not (check := check_store(ws)).consistent:  # the store was lost behind our back
-            log.info("%s; rebuilding them now", check.message())
-            report.reconciled = {"cause": "points missing from the store", **reconcile(ws)}
-        try:  # a project that gained a remote (or a second clone) is re-keyed in place
-            sync_project_id(ws)
-        except Exception as exc:  # noqa: BLE001 - never fail an index run over identity; retried next run
-            log.warning("could not re-key project id: %s", exc)
-        man.set_meta("index_dirty", "1")
-
-        scanner = ws.profile.scan  # what the collection's kind lists (a library also lists PDFs)
-        scan_started = scan_clock()  # before any stat: the reference of the racy window
-        scan = scanner(ws.root, max_file_bytes=ws.config.max_file_bytes)
-        report.files_skipped = len(scan.skipped)
-        scanned = [f for f in scan.files if ws.profile.accepts(f.path)]  # a library: documents only
-        if paths is not None:
-            wanted = set(paths)
-            scanned = [f for f in scanned if f.path in wanted]
-        known = man.files()
-        report.files_seen = len(scanned)
-        state.files_total = len(scanned)
-        state.phase = "chunking"
-        progress(state)
-
-        # 1. decide what changed, chunk it
-        book = BranchBook(ws)
-        failed_now = 0  # files that failed in this run (their rows changed)
-        work: list[tuple[ScannedFile, str, list[Chunk]]] = []
-        for f in scanned:
-            state.files_scanned += 1
-            row = known.get(f.path)
-            if is_unchanged(row, f):  # mtime, size, ctime, inode, device; a racy stat is never trusted
-                if not row.last_error:  # a file that failed stays failed (counted as such), not "unchanged"
-                    report.files_unchanged += 1
-                continue
-            try:
-                text = indexed_text(ws, f.path)
-            except (OSError, ProbeError) as exc:  # vanished or unreadable between scan and read
-                report.errors.append((f.path, str(exc)))
-                continue
-            file_hash = short_hash(text)
-            if row is not None and row.file_hash == file_hash and not row.last_error:
-                man.update_stat(file_row(f, file_hash, scan_started))  # content unchanged, only touched
-                report.files_unchanged += 1
-                continue
-            kept = bool(man.version_ids(f.path, file_hash, live=False))  # revived below, not re-chunked
-            try:
-                chunker = ws.profile.chunk  # code by language; a library's documents as docs
-                chunks = [] if kept else _dedupe(chunker(f.path, text))
-            except Exception as exc:  # an unreadable document, or a chunker bug, must not stop the whole index
-                # a ProbeError is the document's fault and its message says why: it is recorded and
-                # reported with the run's counts; anything else is a bug in Probe: keep the traceback
-                if isinstance(exc, ProbeError):
-                    log.info("%s: %s", f.path, exc)
-                else:
-                    log.exception("chunking %s failed", f.path)
-                book.checkout_has(f.path, None)  # the checkout has no indexable version of it
-                retain = book.leave(f.path, row.file_hash, None) if row is not None else False
-                reason = str(exc) if isinstance(exc, ProbeError) else f"chunking failed: {exc}"
-                man.mark_error(file_row(f, "", scan_started), reason, retain=retain)
-                failed_now += 1
-                continue
-            work.append((f, file_hash, chunks))
-            intel_graph.file_changed(ws, f.path, text, file_hash)  # symbol graph; never raises
-            if state.files_scanned % 200 == 0:
-                progress(state)
-
-        # 2. deletions
-        present = {f.path for f in scanned}
-        candidates = known.keys() if paths is None else (set(paths) & known.keys())
-        if ws.profile.keep_deleted:  # an incremental library keeps deleted documents
-            candidates = set()
-        for path in sorted(set(candidates) - present):
-            book.checkout_has(path, None)
-            man.remove_file(path, retain=book.leave(path, known[path].file_hash, None))
-            intel_graph.file_removed(ws, path)  # symbol graph; never raises
-            report.files_deleted += 1
-
-        # 3. lexical phase: sparse points for every changed file
-        avg = man.get_meta("bm25_avg_len")
-        if avg is None:
-            avg_len = sparse.estimate_avg_len([index_text(c) for _, _, cs in work for c in cs])
-            man.set_meta("bm25_avg_len", f"{avg_len:.2f}")
-        else:
-            avg_len = float(avg)
-        state.phase = "sparse"
-        state.chunks_total = sum(len(cs) for _, _, cs in work) + man.counts()["chunks"]
-        progress(state)
-        for f, file_hash, chunks in work:
-            now = time.time()
-            book.checkout_has(f.path, file_hash)
-            old = known.get(f.path)
-            kept = man.version_ids(f.path, file_hash, live=False)
-            # vectors of identical chunks in other versions, read before the old version's points go
-            reuse = reusable_vectors(ws, f.path, chunks) if chunks and not kept else {}
-            retain_old = book.leave(f.path, old.file_hash, file_hash) if old is not None else False
-            language = language_for_path(f.path)
-            kind = chunk_kind_for(f.path, language)
-            new_row = file_row(f, file_hash, scan_started)
-            tags = book.tags(f.path, file_hash)
-            if kept:  # another branch's version, checked out again: retag and revive, no re-embedding
-                store.set_payload_ids(kept, {"branch": tags})
-                man.revive(new_row, language, kind, retain_old=retain_old)
-                report.files_revived += 1
-                report.files_indexed += 1
-                ws.touch()
-                continue
-            ids = [point_id(ws.workspace_id, f.path, c.start_line, c.end_line, file_hash) for c in chunks]
-            ensure_free_space(ws.probe_dir)  # before the write, while a margin is left (storage.disk_space)
-            store.upsert([
-                StorePoint(id=i, sparse=sparse.embed_document(index_text(c), avg_len),
-                           payload=_payload(ws, c, file_hash, tags, now), dense=reuse.get(k))
-                for k, (i, c) in enumerate(zip(ids, chunks))
-            ])
-            man.replace_file(
-                new_row, language, kind,
-                [ChunkRow(i, f.path, k, c.start_line, c.end_line, c.chunk_hash, c.symbol, c.symbol_kind,
-                          c.parent_symbol, c.is_fragment) for k, (i, c) in enumerate(zip(ids, chunks))],
-                [index_text(c) for c in chunks], retain_old=retain_old, embedded={ids[k] for k in reuse},
-                fill_order=fill_order(f.path, kind, f.mtime_ns),
-            )
-            report.chunks_reused += len(reuse)
-            report.files_indexed += 1
-            report.chunks_indexed += len(chunks)
-            state.chunks_indexed += len(chunks)
-            ws.touch()  # searches that run during a long scan must not be served from a stale cache
-        report.files_retagged = book.tag_unchanged()  # after a checkout: unchanged files gain the branch
-        if book.enabled:
-            man.set_meta("last_branch", book.branch)
-        if paths is None:
-            report.branches = book.prune_deleted()
-            man.set_meta("skipped_files", json.dumps(scan.skip_summary()))  # for `probe status`
-            _repair_graph(ws)
-        ws.touch()
-        counts = man.counts()
-        state.chunks_indexed = counts["chunks"]
-        state.chunks_embedded = counts["chunks_dense"]
-        state.chunks_total = counts["chunks"]
-        progress(state)
-
-        # 4. dense phase (resumable: the queue lives in the manifest)
-        if dense:
+        _prepare(ws, report)
+        run, scan, scanned = open_run(ws, report=report, state=state, progress=progress, paths=paths)
+        remove_deleted(run, scanned)  # deletions first: they need no reading
+        _first_avg_len(run, scanned)
+        # what changed, read and chunked, streamed into the lexical phase (sparse points) in batches
+        write_lexical(run, decide_changes(run, scanned))
+        _after_lexical(run, scan)
+        if dense:  # the dense phase (resumable: the queue lives in the manifest)
             state.phase = "dense"
             progress(state)
             report.chunks_embedded = fill_dense(ws, progress=progress, state=state)
-        store.flush()
-        man.set_meta("index_dirty", "0")
-        # the generation names a state of the index (it keys search caches): a scan that changed
-        # nothing keeps it, and only records when it ran
-        changed = (report.files_indexed or report.files_deleted or report.chunks_embedded or report.files_retagged
-                   or failed_now or any(v for k, v in report.reconciled.items() if k != "cause")
-                   or report.branches or man.generation == 0)
-        report.generation = man.bump_generation() if changed else man.mark_scanned()
-        ws.touch()
-        report.files_failed = man.counts()["files_failed"]
-        report.errors.extend(e for e in man.errors() if e not in report.errors)
+        _finish(run)
     state.phase = "done"
     progress(state)
     report.seconds = time.perf_counter() - t0
     return report
+
+
+def _prepare(ws: Workspace, report: IndexReport) -> None:
+    """Before any change: room on disk, the embedding identity, the collection, a store that agrees
+    with the manifest (reconciled after an interrupted run or a lost store), then ``index_dirty``."""
+    index_workers()  # a wrong PROBE_INDEX_WORKERS fails here, before the index is touched
+    ensure_free_space(ws.probe_dir)  # before the store is opened: creating it maps 64 MB of WAL
+    man, store = ws.manifest, ws.store
+    check_identity(ws, adopt=True)
+    store.ensure_collection(ws.embedder.dimensions)
+    if man.get_meta("index_dirty") == "1":
+        report.reconciled = {"cause": "an interrupted run", **reconcile(ws)}
+    elif not (check := check_store(ws)).consistent:  # the store was lost behind our back
+        log.info("%s; rebuilding them now", check.message())
+        report.reconciled = {"cause": "points missing from the store", **reconcile(ws)}
+    try:  # a project that gained a remote (or a second clone) is re-keyed in place
+        sync_project_id(ws)
+    except Exception as exc:  # noqa: BLE001 - never fail an index run over identity; retried next run
+        log.warning("could not re-key project id: %s", exc)
+    man.set_meta("index_dirty", "1")
+
+
+def open_run(ws: Workspace, *, report: IndexReport | None = None, state: IndexProgress | None = None,
+             progress: ProgressCallback = _noop, paths: list[str] | None = None,
+             ) -> tuple[IndexRun, ScanResult, list[ScannedFile]]:
+    """Scan the tree (only ``paths`` when given) and start a run over what it found: the run's
+    shared state, the scan (for its skip summary) and the files the phases consider."""
+    report = report or IndexReport()
+    state = state or IndexProgress(phase="scanning")
+    scanner = ws.profile.scan  # what the collection's kind lists (a library also lists PDFs)
+    scan_started = scan_clock()  # before any stat: the reference of the racy window
+    scan = scanner(ws.root, max_file_bytes=ws.config.max_file_bytes)
+    report.files_skipped = len(scan.skipped)
+    scanned = [f for f in scan.files if ws.profile.accepts(f.path)]  # a library: documents only
+    if paths is not None:
+        wanted = set(paths)
+        scanned = [f for f in scanned if f.path in wanted]
+    known = ws.manifest.files()
+    report.files_seen = len(scanned)
+    state.files_total = len(scanned)
+    state.phase = "chunking"
+    progress(state)
+    run = IndexRun(ws, report, state, progress, BranchBook(ws), known, scan_started, paths)
+    return run, scan, scanned
+
+
+def decide_changes(run: IndexRun, scanned: list[ScannedFile]) -> Iterator[Changed]:
+    """Phase 1: which scanned files changed since the manifest's rows, each read, hashed and
+    chunked, yielded in scan order (a touched file with the same text only gets its new stat; a
+    file that fails to chunk is recorded as failed). Updates the symbol graph of every changed
+    file. Many files to read are read, chunked and graphed by worker processes (``prepare_pool``)."""
+    to_read = [f for f in scanned if not is_unchanged(run.known.get(f.path), f)]
+    workers = _pool_size(run.ws, sum(f.size for f in to_read))
+    prepared = None
+    if workers:
+        jobs = ((f.path, f.size, _same_as(run.known.get(f.path))) for f in to_read)
+        prepared = prepare_all(str(run.ws.root), jobs, max_bytes=run.ws.config.max_file_bytes, workers=workers)
+    try:
+        for f in scanned:
+            run.state.files_scanned += 1
+            row = run.known.get(f.path)
+            if is_unchanged(row, f):  # mtime, size, ctime, inode, device; a racy stat is never trusted
+                if not row.last_error:  # a file that failed stays failed (counted as such), not "unchanged"
+                    run.report.files_unchanged += 1
+                continue
+            changed = _decide_file(run, f, row) if prepared is None else _take_prepared(run, f, row, next(prepared))
+            if changed is None:
+                continue
+            yield changed
+            if run.state.files_scanned % 200 == 0:
+                run.progress(run.state)
+    finally:
+        if prepared is not None:
+            prepared.close()  # stops the workers, also when the writer failed
+
+
+def _first_avg_len(run: IndexRun, scanned: list[ScannedFile]) -> None:
+    """A new index's BM25 average length from up to ``AVG_SAMPLE_FILES`` files spread over the
+    whole tree, when the lexical phase will stream more than one batch: its first batch alone
+    would speak for one corner of a large tree (a tree that fits one batch is measured whole)."""
+    ws, man = run.ws, run.ws.manifest
+    to_read = [f for f in scanned if not is_unchanged(run.known.get(f.path), f)]
+    if man.get_meta("bm25_avg_len") is not None or sum(f.size for f in to_read) <= lexical.BATCH_BYTES:
+        return
+    chunker = ws.profile.chunk
+    sample = []
+    for f in to_read[::max(1, len(to_read) // AVG_SAMPLE_FILES)]:
+        try:
+            sample.append(Changed(f, "", dedupe(chunker(f.path, indexed_text(ws, f.path)))))
+        except Exception:  # noqa: BLE001 - the file's own phase records why it cannot be read or chunked
+            continue
+    lexical.bm25_avg_len(man, sample)
+
+
+def _pool_size(ws: Workspace, to_read: int) -> int:
+    """Worker processes for this run's reading and chunking (``to_read``: bytes of source); 0 for
+    the serial path: little to read, one CPU, or a profile whose reader and chunker are its own
+    (a reference library's: ``prepares_in_workers`` false)."""
+    if not ws.profile.prepares_in_workers or to_read < MIN_POOL_BYTES:
+        return 0
+    workers = index_workers()
+    return workers if workers > 1 else 0
+
+
+def _same_as(row: FileRow | None) -> str | None:
+    """The hash a file's text may still have (only touched): a worker does not chunk it then."""
+    return row.file_hash if row is not None and not row.last_error else None
+
+
+def _decide_file(run: IndexRun, f: ScannedFile, row: FileRow | None) -> Changed | None:
+    ws, man, report = run.ws, run.ws.manifest, run.report
+    try:
+        text = indexed_text(ws, f.path)
+    except (OSError, ProbeError) as exc:  # vanished or unreadable between scan and read
+        report.errors.append((f.path, str(exc)))
+        return None
+    file_hash = short_hash(text)
+    if row is not None and row.file_hash == file_hash and not row.last_error:
+        man.update_stat(file_row(f, file_hash, run.scan_started))  # content unchanged, only touched
+        report.files_unchanged += 1
+        return None
+    kept = bool(man.version_ids(f.path, file_hash, live=False))  # revived below, not re-chunked
+    try:
+        chunker = ws.profile.chunk  # code by language; a library's documents as docs
+        chunks = [] if kept else dedupe(chunker(f.path, text))
+    except Exception as exc:  # an unreadable document, or a chunker bug, must not stop the whole index
+        _chunking_failed(run, f, isinstance(exc, ProbeError), str(exc), traceback.format_exc())
+        return None
+    intel_graph.file_changed(ws, f.path, text, file_hash)  # symbol graph; never raises
+    return Changed(f, file_hash, chunks)
+
+
+def _take_prepared(run: IndexRun, f: ScannedFile, row: FileRow | None, p: Prepared) -> Changed | None:
+    """``_decide_file`` for a file a worker read, chunked and graphed: the same decisions."""
+    man, report = run.ws.manifest, run.report
+    if p.read_error is not None:
+        report.errors.append((f.path, p.read_error))
+        return None
+    if row is not None and row.file_hash == p.file_hash and not row.last_error:
+        man.update_stat(file_row(f, p.file_hash, run.scan_started))  # content unchanged, only touched
+        report.files_unchanged += 1
+        return None
+    kept = bool(man.version_ids(f.path, p.file_hash, live=False))  # revived, not re-chunked
+    if not kept and p.chunk_error is not None:
+        _chunking_failed(run, f, *p.chunk_error)
+        return None
+    if p.graph is not None:
+        intel_graph.file_graphed(run.ws, p.graph, p.file_hash, p.words)  # symbol graph; never raises
+    else:
+        log.warning("symbol graph update failed for %s\n%s", f.path, p.graph_error)
+    return Changed(f, p.file_hash, [] if kept else p.chunks)
+
+
+def _chunking_failed(run: IndexRun, f: ScannedFile, probe_error: bool, message: str, trace: str) -> None:
+    """Record a file the chunker refused: failed in the manifest, its old points gone (or kept for
+    another branch)."""
+    # a ProbeError is the document's fault and its message says why: it is recorded and
+    # reported with the run's counts; anything else is a bug in Probe: keep the traceback
+    if probe_error:
+        log.info("%s: %s", f.path, message)
+    else:
+        log.error("chunking %s failed\n%s", f.path, trace.rstrip())
+    row, book = run.known.get(f.path), run.book
+    book.checkout_has(f.path, None)  # the checkout has no indexable version of it
+    retain = book.leave(f.path, row.file_hash, None) if row is not None else False
+    reason = message if probe_error else f"chunking failed: {message}"
+    run.ws.manifest.mark_error(file_row(f, "", run.scan_started), reason, retain=retain)
+    run.failed_now += 1
+
+
+def remove_deleted(run: IndexRun, scanned: list[ScannedFile]) -> None:
+    """Phase 2: drop the files the manifest lists that the scan no longer found (among ``paths``
+    only, on an incremental run): their points go, or are kept for another branch."""
+    ws, man, book, known, paths = run.ws, run.ws.manifest, run.book, run.known, run.paths
+    present = {f.path for f in scanned}
+    candidates = known.keys() if paths is None else (set(paths) & known.keys())
+    if ws.profile.keep_deleted:  # an incremental library keeps deleted documents
+        candidates = set()
+    for path in sorted(set(candidates) - present):
+        book.checkout_has(path, None)
+        man.remove_file(path, retain=book.leave(path, known[path].file_hash, None))
+        intel_graph.file_removed(ws, path)  # symbol graph; never raises
+        run.report.files_deleted += 1
+
+
+def _after_lexical(run: IndexRun, scan: ScanResult) -> None:
+    """Branch tags of unchanged files, and (full scans) kept versions of deleted branches pruned, the
+    skip summary recorded, the symbol graph caught up; then the progress shows the lexical result."""
+    ws, man, book, report, state = run.ws, run.ws.manifest, run.book, run.report, run.state
+    report.files_retagged = book.tag_unchanged()  # after a checkout: unchanged files gain the branch
+    if book.enabled:
+        man.set_meta("last_branch", book.branch)
+    if run.paths is None:
+        report.branches = book.prune_deleted()
+        man.set_meta("skipped_files", json.dumps(scan.skip_summary()))  # for `probe status`
+        _repair_graph(ws)
+    ws.touch()
+    counts = man.counts()
+    state.chunks_indexed = counts["chunks"]
+    state.chunks_embedded = counts["chunks_dense"]
+    state.chunks_total = counts["chunks"]
+    run.progress(state)
+
+
+def _finish(run: IndexRun) -> None:
+    """Flush the store, clear ``index_dirty`` and name the new state of the index."""
+    ws, man, report = run.ws, run.ws.manifest, run.report
+    ws.store.flush()
+    man.set_meta("index_dirty", "0")
+    # the generation names a state of the index (it keys search caches): a scan that changed
+    # nothing keeps it, and only records when it ran
+    changed = (report.files_indexed or report.files_deleted or report.chunks_embedded or report.files_retagged
+               or run.failed_now or any(v for k, v in report.reconciled.items() if k != "cause")
+               or report.branches or man.generation == 0)
+    report.generation = man.bump_generation() if changed else man.mark_scanned()
+    ws.touch()
+    report.files_failed = man.counts()["files_failed"]
+    report.errors.extend(e for e in man.errors() if e not in report.errors)
 
 
 def _repair_graph(ws: Workspace) -> None:
@@ -442,53 +428,3 @@ def _repair_graph(ws: Workspace) -> None:
         return
     if fixed["updated"] or fixed["removed"]:
         log.info("symbol graph caught up: %d files graphed, %d removed", fixed["updated"], fixed["removed"])
-
-
-def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: IndexProgress | None = None,
-               batch: int = DENSE_BATCH, should_stop: Callable[[], bool] = lambda: False) -> int:
-    """Embed queued chunks, in fill order (``fill_order.py``), and attach their dense vectors.
-    Returns how many were embedded."""
-    man, store, emb = ws.manifest, ws.store, ws.embedder
-    state = state or IndexProgress(phase="dense")
-    done = 0
-    with ws.write_lock:
-        rank_queue(man)
-    while not should_stop():
-        with ws.write_lock:
-            rows = man.pending_dense(batch)
-            if not rows:
-                break
-            ids = [r[0] for r in rows]
-            texts = [r[2] for r in rows]
-            try:
-                vectors = emb.embed_documents(texts)
-            except EmbeddingError:
-                vectors = _embed_one_by_one(ws, rows)
-                keep = [k for k, v in enumerate(vectors) if v is not None]
-                ids = [ids[k] for k in keep]
-                vectors = np.stack([vectors[k] for k in keep]) if keep else np.zeros((0, emb.dimensions))
-            # a text with no known token (a lone emoji) embeds to zero: cosine cannot use it, so the
-            # chunk stays lexical-only, but it is done
-            usable = np.linalg.norm(vectors, axis=1) > 1e-6 if len(ids) else np.zeros(0, bool)
-            ensure_free_space(ws.probe_dir)
-            store.set_dense([i for i, ok in zip(ids, usable) if ok], vectors[usable])
-            man.mark_dense_done(ids)
-            ws.touch(lexical=len(ids) < len(rows))  # a refused chunk marked its file failed
-        done += len(ids)
-        state.chunks_embedded += len(ids)
-        progress(state)
-    return done
-
-
-def _embed_one_by_one(ws: Workspace, rows: list[tuple[str, str, str]]) -> list[np.ndarray | None]:
-    """Isolate the chunk(s) an embedder refuses; mark their files and drop them from the queue."""
-    out: list[np.ndarray | None] = []
-    for pid, path, text in rows:
-        try:
-            out.append(ws.embedder.embed_documents([text])[0])
-        except EmbeddingError as exc:
-            out.append(None)
-            with ws.manifest.transaction() as db:
-                db.execute("DELETE FROM pending_dense WHERE point_id=?", (pid,))
-                db.execute("UPDATE files SET last_error=? WHERE path=?", (f"embedding failed: {exc}"[:500], path))
-    return out

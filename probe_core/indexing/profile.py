@@ -34,6 +34,7 @@ class CodeProfile:
     tracks_branches = True
     records_project = True
     searched_with_libraries = True
+    prepares_in_workers = True  # its reader and chunker are the plain ones prepare_pool's workers run
     project_id = None
 
     def __init__(self) -> None:

@@ -14,6 +14,7 @@ from probe_core.scan import read_text
 from probe_core.workspace import Workspace
 
 from .extract import extract_file
+from .model import FileGraph
 from .words import words_of
 from .store import GraphStore
 
@@ -41,6 +42,15 @@ def file_changed(ws: Workspace, path: str, text: str, file_hash: str) -> None:
         graph_store(ws).queue(extract_file(path, text), file_hash, words_of(text))
     except Exception:  # noqa: BLE001 - a graph failure must not break indexing
         log.warning("symbol graph update failed for %s", path, exc_info=True)
+
+
+def file_graphed(ws: Workspace, graph: FileGraph, file_hash: str, words: set[bytes] | None) -> None:
+    """``file_changed`` for rows extracted elsewhere (the indexer's worker processes,
+    ``indexing/prepare_pool.py``): never raises."""
+    try:
+        graph_store(ws).queue(graph, file_hash, words)
+    except Exception:  # noqa: BLE001 - a graph failure must not break indexing
+        log.warning("symbol graph update failed for %s", graph.path, exc_info=True)
 
 
 def file_removed(ws: Workspace, path: str) -> None:

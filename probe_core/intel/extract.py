@@ -16,6 +16,9 @@ from probe_core.chunking.grammars import GrammarSpec, parser_for, spec_for
 from probe_core.chunking.languages import language_for_path
 
 from .model import Edge, FileGraph, Import, Ref, Symbol
+from .nodes import (MAX_SIGNATURE as _MAX_SIGNATURE, descendants as _descendants, field_of as _field_of,
+                    first_doc_line as _first_doc_line, one_line as _one_line,
+                    rust_use as _rust_use, string_body as _string_body, token_tree_use as _token_tree_use)
 
 from .syntax import (CALL_MEMBERS as _CALL_MEMBERS, CALLS as _CALLS, CONTAINER_KINDS as _CONTAINER_KINDS,
                      IDENT as _IDENT, IMPORTS as _IMPORTS, MEMBER as _MEMBER, NOT_A_USE_PARENTS,
@@ -24,11 +27,7 @@ from .syntax import (CALL_MEMBERS as _CALL_MEMBERS, CALLS as _CALLS, CONTAINER_K
 
 _JS_DECLARATIONS = frozenset({"lexical_declaration", "variable_declaration"})
 
-_SPACE = re.compile(r"\s+")
-_PY_STRING = re.compile(r"^[rRbBuUfF]{0,2}(?P<q>\"\"\"|'''|\"|')(?P<body>.*)(?P=q)$", re.S)
-_COMMENT_MARK = re.compile(r"^\s*(?:/\*\*?|\*/|\*|///?!?|#!?|--)\s?")
 _MAX_QUALIFIER = 80
-_MAX_SIGNATURE = 200
 
 
 def line_count(text: str) -> int:
@@ -45,15 +44,6 @@ def extract_file(path: str, text: str) -> FileGraph:
     root = parser_for(spec).parse(text.encode("utf-8", "surrogatepass")).root_node
     _Walker(spec, graph).run(root)
     return graph
-
-
-def _one_line(raw: str, limit: int = _MAX_SIGNATURE) -> str:
-    return _SPACE.sub(" ", raw).strip()[:limit]
-
-
-def _last_segment(raw: str) -> str:
-    raw = re.split(r"[<\[(]", raw.strip(), maxsplit=1)[0]
-    return re.split(r"::|\.", raw)[-1].strip().lstrip("&*")
 
 
 class _Walker:
@@ -426,79 +416,3 @@ class _Walker:
             if arg is not None:
                 for module, name, alias in _rust_use(arg, ""):
                     add(Import(path, line, module, name, alias))
-
-
-def _token_tree_use(node: Node, receiver: str | None) -> tuple[str | None, bool]:
-    """Inside a Rust macro's token tree: `name(` is a call; `a.name` / `A::name` is qualified."""
-    nxt = node.next_sibling
-    call = nxt is not None and nxt.type == "token_tree" and (nxt.text or b"").startswith(b"(")
-    qualifier = None
-    prev = node.prev_sibling
-    if prev is not None and prev.type in (".", "::"):
-        obj = prev.prev_sibling
-        if obj is not None:
-            qualifier = node_text(obj)
-            if receiver and qualifier == receiver:
-                qualifier = "self"
-    return qualifier, call
-
-
-def _field_of(node: Node) -> str | None:
-    parent = node.parent
-    if parent is None:
-        return None
-    for i, child in enumerate(parent.children):
-        if child.start_byte == node.start_byte and child.type == node.type:
-            return parent.field_name_for_child(i)
-    return None
-
-
-def _descendants(node: Node, types: set[str]):
-    stack = list(node.named_children)
-    while stack:
-        n = stack.pop()
-        if n.type in types:
-            yield n
-        stack.extend(n.named_children)
-
-
-def _rust_use(node: Node, prefix: str):
-    """Flatten a `use` tree into (module, name, alias) triples."""
-    join = (lambda a, b: f"{a}::{b}" if a else b)
-    t = node.type
-    if t in ("identifier", "crate", "self", "super"):
-        yield prefix, node_text(node), None
-    elif t == "scoped_identifier":
-        path, name = node.child_by_field_name("path"), node.child_by_field_name("name")
-        yield join(prefix, node_text(path) if path is not None else ""), node_text(name) if name else None, None
-    elif t == "use_as_clause":
-        path, alias = node.child_by_field_name("path"), node.child_by_field_name("alias")
-        for module, name, _ in _rust_use(path, prefix) if path is not None else []:
-            yield module, name, node_text(alias) if alias is not None else None
-    elif t == "use_wildcard":
-        inner = node.named_children[0] if node.named_child_count else None
-        yield join(prefix, node_text(inner) if inner is not None else ""), "*", None
-    elif t == "scoped_use_list":
-        path, lst = node.child_by_field_name("path"), node.child_by_field_name("list")
-        new_prefix = join(prefix, node_text(path)) if path is not None else prefix
-        if lst is not None:
-            yield from _rust_use(lst, new_prefix)
-    elif t == "use_list":
-        for child in node.named_children:
-            yield from _rust_use(child, prefix)
-
-
-def _string_body(literal: str) -> str:
-    """The text inside a Python string literal: its prefix (r, b, u, f, in any case and pair) and
-    quotes removed, and nothing else (stripping a set of characters would eat the first letter of
-    "Return ..." or the last of "... thank you")."""
-    m = _PY_STRING.match(literal)
-    return m["body"] if m else literal
-
-
-def _first_doc_line(raw: str) -> str:
-    for line in raw.splitlines():
-        line = _COMMENT_MARK.sub("", line).strip().strip('"\'').strip()
-        if line and line not in ("*", "/"):
-            return line[:_MAX_SIGNATURE]
-    return ""

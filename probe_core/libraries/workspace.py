@@ -91,6 +91,7 @@ class LibraryProfile:
     tracks_branches = False  # the folder is indexed as it is
     records_project = False  # libraries have their own registry (libraries.json)
     searched_with_libraries = False
+    prepares_in_workers = False  # PDFs, HTML and the texts it keeps for snippets: read and chunked here
 
     def __init__(self, ws: "Workspace", name: str, mode: str):
         self.ws = ws

@@ -232,6 +232,35 @@ def _drop_record(registry: Registry, servers: _Servers, rec: WorkspaceRecord) ->
             server_remove(client, rec.workspace_id)
 
 
+def _still_owned(rec: WorkspaceRecord, root: Path, here: bool) -> tuple[bool, str]:
+    """Is the workspace still at its root on this machine? (owned, and why not when it is not)."""
+    if here and root.is_dir():
+        try:
+            cfg = load_config(root)
+        except ProbeError:
+            cfg = None
+        if cfg is not None and cfg.workspace_id == rec.workspace_id:
+            return True, ""
+        return False, ("root has no Probe config any more" if cfg is None
+                       else f"root now holds workspace {cfg.workspace_id}")
+    if here:
+        return False, "root no longer exists"
+    return False, f"seen last on host {rec.host}"
+
+
+def _remove_index_files(probe_dir: Path, files: list[Path]):
+    """Delete the index files, yielding each path once it is gone; the embedded store is renamed
+    aside first (one atomic step, so no half-deleted shard is ever opened)."""
+    for p in files:
+        if p.name == "store" and p.is_dir() and not p.is_symlink():
+            aside = probe_dir / STORE_ASIDE
+            p.rename(aside)
+            _remove(aside, probe_dir)
+        else:
+            _remove(p, probe_dir)
+        yield str(p)
+
+
 def _prune_one(rec: WorkspaceRecord, age: float, *, dry_run: bool, registry: Registry,
                servers: _Servers) -> PruneEntry:
     from ..engine.lock import EngineLock
@@ -242,24 +271,9 @@ def _prune_one(rec: WorkspaceRecord, age: float, *, dry_run: bool, registry: Reg
     here = rec.host in ("", this_host())
     probe_dir = root / PROBE_DIR
 
-    # Is the workspace still at its root on this machine?
-    owned = False
-    if here and root.is_dir():
-        try:
-            cfg = load_config(root)
-        except ProbeError:
-            cfg = None
-        if cfg is not None and cfg.workspace_id == rec.workspace_id:
-            owned = True
-        else:
-            entry.reason = ("root has no Probe config any more" if cfg is None
-                            else f"root now holds workspace {cfg.workspace_id}")
-    elif here:
-        entry.reason = "root no longer exists"
-    elif not server:
+    owned, entry.reason = _still_owned(rec, root, here)
+    if not here and not server:
         return PruneEntry(rec, age, "skip", f"embedded workspace on another host ({rec.host})")
-    else:
-        entry.reason = f"seen last on host {rec.host}"
 
     client = None
     if server:
@@ -312,14 +326,7 @@ def _prune_one(rec: WorkspaceRecord, age: float, *, dry_run: bool, registry: Reg
         _empty_manifest(probe_dir)
         if server and entry.points:
             _delete_server_points(client, rec)
-        for p in files:
-            if p.name == "store" and p.is_dir() and not p.is_symlink():
-                aside = probe_dir / STORE_ASIDE
-                p.rename(aside)
-                _remove(aside, probe_dir)
-            else:
-                _remove(p, probe_dir)
-            entry.deleted_paths.append(str(p))
+        entry.deleted_paths.extend(_remove_index_files(probe_dir, files))
         _drop_record(registry, servers, rec)
         entry.applied = True
         return entry

@@ -1,0 +1,175 @@
+"""The lexical phase of an index run: every changed file's chunks stored with their BM25 sparse
+vectors (searchable at once), their manifest rows, and their place in the dense queue.
+
+Per file the order is delete the old version's points (or keep them for another branch) → upsert
+the new points → commit the manifest row, so a stop anywhere is repaired by the next run's
+reconcile (``indexer.reconcile``). A version another branch kept is revived, not re-chunked.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Iterable, Iterator
+
+import numpy as np
+
+from .. import sparse
+from ..chunking import chunk_kind_for, language_for_path
+from ..records import Chunk
+from ..storage.disk_space import ensure_free_space
+from ..storage.manifest import ChunkRow, Manifest
+from ..storage.protocol import StorePoint
+from ..workspace import Workspace, point_id
+from .change_detection import file_row
+from .fill_order import fill_order
+from .run_state import Changed, IndexRun
+
+CONTEXT_HEADER = True  # measured on the dev set: see docs/benchmarks.md
+BATCH_BYTES = 4_000_000  # source bytes per lexical batch: what the run holds as chunks at most
+BATCH_FILES = 1000
+
+
+def index_text(c: Chunk) -> str:
+    """What BM25 and the embedder see: the chunk under a one-line header naming its file and symbol.
+
+    A method body rarely says which file or class it lives in; the header gives both the lexical
+    and the dense side that context (``src/auth.py · Hasher.check``).
+    """
+    if not CONTEXT_HEADER:
+        return c.text
+    name = ".".join(x for x in (c.parent_symbol, c.symbol) if x)
+    return f"{c.path} · {name}\n{c.text}" if name else f"{c.path}\n{c.text}"
+
+
+def _payload(ws: Workspace, c: Chunk, file_hash: str, branch: list[str], now: float) -> dict:
+    return {
+        "workspace_id": ws.workspace_id,
+        "repo_id": ws.workspace_id,
+        "project_id": ws.project_id,
+        "branch": branch,
+        "file_path": c.path,
+        "file_hash": file_hash,
+        "chunk_hash": c.chunk_hash,
+        "start_line": c.start_line,
+        "end_line": c.end_line,
+        "language": c.language,
+        "chunk_kind": c.chunk_kind,
+        "symbol": c.symbol,
+        "symbol_kind": c.symbol_kind,
+        "parent_symbol": c.parent_symbol,
+        "is_fragment": c.is_fragment,
+        "indexed_at": now,
+        **ws.extra_payload,  # a reference library's collection and name (probe_core.libraries)
+    }
+
+
+def reusable_vectors(ws: Workspace, path: str, chunks: list[Chunk]) -> dict[int, np.ndarray]:
+    """Dense vectors that other versions of ``path`` already have for identical chunks, by chunk
+    index. Same path, text, symbol and parent means the same index text, so the same vector: an
+    edit re-embeds only the chunks it changed, and lines moving up or down cost nothing."""
+    donors: dict[tuple, str] = {}
+    for pid, chunk_hash, symbol, parent in ws.manifest.dense_donors(path):
+        donors.setdefault((chunk_hash, symbol, parent), pid)
+    if not donors:
+        return {}
+    want = {k: donors[key] for k, c in enumerate(chunks)
+            if (key := (c.chunk_hash, c.symbol, c.parent_symbol)) in donors}
+    if not want:
+        return {}
+    vectors = ws.store.dense_vectors(sorted(set(want.values())))
+    return {k: vectors[pid] for k, pid in want.items() if pid in vectors}
+
+
+def bm25_avg_len(man: Manifest, work: list[Changed]) -> float:
+    """The BM25 average document length: the one the index recorded, or (first run) an estimate
+    from ``work``'s chunks (the whole tree, or a sample of it: ``indexer._first_avg_len``),
+    recorded for every later run."""
+    avg = man.get_meta("bm25_avg_len")
+    if avg is not None:
+        return float(avg)
+    avg_len = sparse.estimate_avg_len([index_text(c) for w in work for c in w.chunks])
+    man.set_meta("bm25_avg_len", f"{avg_len:.2f}")
+    return avg_len
+
+
+def batches(work: Iterable[Changed], *, max_bytes: int, max_files: int) -> Iterator[list[Changed]]:
+    """``work`` in batches of at most ``max_files`` files or about ``max_bytes`` of source."""
+    batch: list[Changed] = []
+    size = 0
+    for w in work:
+        batch.append(w)
+        size += w.file.size
+        if len(batch) >= max_files or size >= max_bytes:
+            yield batch
+            batch, size = [], 0
+    if batch:
+        yield batch
+
+
+def write_lexical(run: IndexRun, work: Iterable[Changed]) -> None:
+    """Phase 3: store every changed file's sparse points and manifest rows, in ``work``'s order,
+    one batch at a time: the run never holds more than a batch of chunks (the first batch
+    measures the BM25 average length of a new index)."""
+    man, state = run.ws.manifest, run.state
+    avg_len = None
+    try:
+        for batch in batches(work, max_bytes=BATCH_BYTES, max_files=BATCH_FILES):
+            if avg_len is None:
+                avg_len = bm25_avg_len(man, batch)
+            for w in batch:
+                write_file(run, w, avg_len)
+            # persisted per batch: Qdrant Edge's mutable shard then stays smaller, and the run's
+            # last flush has no whole-tree backlog to write (both measured: docs/benchmarks.md)
+            run.ws.store.flush()
+    finally:
+        if hasattr(work, "close"):
+            work.close()  # a failed write stops the reading (and its worker processes) at once
+    if avg_len is None:
+        bm25_avg_len(man, [])
+    counts = man.counts()
+    state.phase = "sparse"
+    state.chunks_total = counts["chunks"]
+    run.progress(state)
+
+
+def write_file(run: IndexRun, w: Changed, avg_len: float) -> None:
+    """One changed file: its old version's points go (or are kept for another branch), its new
+    points and manifest rows are written; a version another branch kept is revived instead."""
+    ws, man, store, book, report = run.ws, run.ws.manifest, run.ws.store, run.book, run.report
+    f, file_hash, chunks = w.file, w.file_hash, w.chunks
+    now = time.time()
+    book.checkout_has(f.path, file_hash)
+    old = run.known.get(f.path)
+    kept = man.version_ids(f.path, file_hash, live=False)
+    # vectors of identical chunks in other versions, read before the old version's points go
+    reuse = reusable_vectors(ws, f.path, chunks) if chunks and not kept else {}
+    retain_old = book.leave(f.path, old.file_hash, file_hash) if old is not None else False
+    language = language_for_path(f.path)
+    kind = chunk_kind_for(f.path, language)
+    new_row = file_row(f, file_hash, run.scan_started)
+    tags = book.tags(f.path, file_hash)
+    if kept:  # another branch's version, checked out again: retag and revive, no re-embedding
+        store.set_payload_ids(kept, {"branch": tags})
+        man.revive(new_row, language, kind, retain_old=retain_old)
+        report.files_revived += 1
+        report.files_indexed += 1
+        ws.touch()
+        return
+    ids = [point_id(ws.workspace_id, f.path, c.start_line, c.end_line, file_hash) for c in chunks]
+    ensure_free_space(ws.probe_dir)  # before the write, while a margin is left (storage.disk_space)
+    store.upsert([
+        StorePoint(id=i, sparse=sparse.embed_document(index_text(c), avg_len),
+                   payload=_payload(ws, c, file_hash, tags, now), dense=reuse.get(k))
+        for k, (i, c) in enumerate(zip(ids, chunks))
+    ])
+    man.replace_file(
+        new_row, language, kind,
+        [ChunkRow(i, f.path, k, c.start_line, c.end_line, c.chunk_hash, c.symbol, c.symbol_kind,
+                  c.parent_symbol, c.is_fragment) for k, (i, c) in enumerate(zip(ids, chunks))],
+        [index_text(c) for c in chunks], retain_old=retain_old, embedded={ids[k] for k in reuse},
+        fill_order=fill_order(f.path, kind, f.mtime_ns),
+    )
+    report.chunks_reused += len(reuse)
+    report.files_indexed += 1
+    report.chunks_indexed += len(chunks)
+    run.state.chunks_indexed += len(chunks)
+    ws.touch()  # searches that run during a long scan must not be served from a stale cache
