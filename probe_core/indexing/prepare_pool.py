@@ -23,6 +23,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass
 
+from .. import environment
 from ..chunking import chunk_file
 from ..errors import ConfigError, ProbeError
 from ..intel.extract import extract_file
@@ -43,7 +44,7 @@ WINDOW_BYTES = 8_000_000  # per worker: source bytes in flight
 def index_workers(env: dict[str, str] | None = None) -> int:
     """How many processes chunk and graph files: ``PROBE_INDEX_WORKERS`` (1: no pool), else
     the CPUs this process may run on."""
-    env = os.environ if env is None else env
+    env = environment.environ() if env is None else env
     raw = env.get("PROBE_INDEX_WORKERS", "").strip()
     if raw:
         try:
