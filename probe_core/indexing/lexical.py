@@ -115,6 +115,8 @@ def write_lexical(run: IndexRun, work: Iterable[Changed]) -> None:
         for batch in batches(work, max_bytes=BATCH_BYTES, max_files=BATCH_FILES):
             if avg_len is None:
                 avg_len = bm25_avg_len(man, batch)
+                state.chunks_total = man.counts()["chunks"]
+            state.chunks_total += sum(len(w.chunks) for w in batch)  # known a batch ahead of the writes
             for w in batch:
                 write_file(run, w, avg_len)
             # persisted per batch: Qdrant Edge's mutable shard then stays smaller, and the run's
