@@ -49,7 +49,7 @@ def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: Inde
             ensure_free_space(ws.probe_dir)
             store.set_dense([i for i, ok in zip(ids, usable) if ok], vectors[usable])
             man.mark_dense_done(ids)
-            ws.touch()
+            ws.touch(lexical=len(ids) < len(rows))  # a refused chunk marked its file failed
         done += len(ids)
         state.chunks_embedded += len(ids)
         progress(state)

@@ -6,7 +6,7 @@ import pytest
 
 from probe_core import Workspace, index_workspace
 from probe_core.chunking import chunk_file
-from probe_core.indexing import indexer, lexical
+from probe_core.indexing import lexical, profile
 from probe_core.indexing.dense import fill_dense
 from probe_core.indexing.indexer import decide_changes, open_run, remove_deleted
 from probe_core.indexing.lexical import write_lexical
@@ -69,7 +69,7 @@ def test_decide_changes_records_a_file_the_chunker_refuses(changed_tree, monkeyp
             raise RuntimeError("chunker bug")
         return chunk_file(path, text)
 
-    monkeypatch.setattr(indexer, "chunk_file", broken)
+    monkeypatch.setattr(profile, "chunk_file", broken)  # the code profile's chunker
     run, _, scanned = open_run(ws)
     work = list(decide_changes(run, scanned))
     assert [w.file.path for w in work] == ["src/http/headers.py"]
