@@ -234,8 +234,11 @@ STATUS_KEYS = ("root", "preset", "store", "embedding_model_id", "embedding_dimen
 
 def print_status(st: dict) -> None:
     rows = []
+    # an owner still opening the index (loading the store and the model) knows only its root:
+    # its other fields would all read "None"
+    opening = bool(st.get("owner_pid")) and "index_generation" not in st
     for key in STATUS_KEYS:
-        if key == "points_in_store" and key not in st:
+        if (key == "points_in_store" and key not in st) or (opening and key != "root"):
             continue
         value = st.get(key)
         rows.append((key, ", ".join(value) if isinstance(value, list) else str(value)))
@@ -243,6 +246,8 @@ def print_status(st: dict) -> None:
         from probe_core.engine.lock import owner_name
 
         rows.append(("owner", f"{owner_name(st.get('owner_kind'))} pid {st['owner_pid']}"))
+        if opening:
+            rows.append(("state", "opening the index (loading the store and the model); ask again in a moment"))
         rows.append(("indexing_in_progress", str(st.get("indexing_in_progress"))))
         if st.get("indexing_in_progress") and (p := st.get("progress")):
             rows.append(("progress", f"{p.get('phase')}: {p.get('files_scanned')}/{p.get('files_total')} files, "
