@@ -6,13 +6,14 @@ as the text extracted from it (its line numbers are those of the text, not of th
 library index keeps each indexed document's readable text in ``library_texts`` (one row per file
 version), and snippets and ``open_file("library:NAME/PATH")`` read it from there.
 
-Only library workspaces create the table. A trigger drops a file's texts when its manifest row is
+Only library workspaces create the table (with the first text a manifest keeps). A trigger drops a file's texts when its manifest row is
 deleted (a sync library's deleted file, ``--rebuild``), so nothing outlives the index.
 """
 from __future__ import annotations
 
 import sqlite3
 import time
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,15 +30,20 @@ _SCHEMA = (
 )
 
 
-def ensure_table(ws: "Workspace") -> None:
-    with ws.manifest.transaction() as db:
-        for stmt in _SCHEMA:
-            db.execute(stmt)
+# The manifests (objects) known to hold the table. A rebuild (``--rebuild``, a damaged index's
+# repair) makes a new manifest without it, so the table is made with the first text each manifest
+# keeps, not once per workspace; and opening a library never touches a manifest that may be damaged.
+_HAS_TABLE: "weakref.WeakSet" = weakref.WeakSet()
 
 
 def retain(ws: "Workspace", path: str, file_hash: str, text: str) -> None:
     """Keep ``text`` as the readable text of this version of ``path`` (older versions go)."""
-    with ws.manifest.transaction() as db:
+    man = ws.manifest
+    with man.transaction() as db:
+        if man not in _HAS_TABLE:
+            for stmt in _SCHEMA:
+                db.execute(stmt)
+            _HAS_TABLE.add(man)
         db.execute("DELETE FROM library_texts WHERE path=? AND file_hash!=?", (path, file_hash))
         db.execute("INSERT OR REPLACE INTO library_texts(path, file_hash, text, indexed_at) VALUES(?,?,?,?)",
                    (path, file_hash, text, time.time()))

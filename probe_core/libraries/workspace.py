@@ -171,9 +171,8 @@ class LibraryProfile:
 
 
 def configure_library(ws: "Workspace") -> LibraryProfile:
-    """The profile of a library's index (``collection.FACTORIES["library"]``): makes the table of
-    its texts on the way."""
+    """The profile of a library's index (``collection.FACTORIES["library"]``). Its texts' table is
+    made by the first text the manifest keeps (``texts.retain``), so opening the index reads
+    nothing yet: a damaged manifest is found, and repaired, by the engine's own check."""
     spec = ws.config.extra["library"]
-    profile = LibraryProfile(ws, spec["name"], spec.get("mode", "sync"))
-    texts.ensure_table(ws)
-    return profile
+    return LibraryProfile(ws, spec["name"], spec.get("mode", "sync"))
