@@ -139,7 +139,9 @@ class Workspace:
         self._embedder = embedder
 
     def touch(self, *, lexical: bool = True) -> None:
-        """The index changed (``lexical=False``: only dense vectors were added)."""
+        """The index changed, or answers cached from it must not be served (``lexical=False``: the
+        chunks, their words and the graph are as they were: only dense vectors were added, or a
+        file changed on disk that is not indexed yet)."""
         self.state_version += 1
         if lexical:
             self.lexical_version += 1

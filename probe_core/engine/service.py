@@ -279,7 +279,7 @@ class OwnerEngine:
         # Search answers are cached per index state; a file edit that is not indexed yet still
         # changes snippets and `stale` flags, so cached answers stop counting right away.
         if self._ws is not None:
-            self._ws.touch()
+            self._ws.touch(lexical=False)  # the index itself has not changed (yet)
 
     def _watching(self) -> bool:
         return self._watcher is not None and self._watcher.running
@@ -338,7 +338,7 @@ class OwnerEngine:
         request = SearchRequest.of(request, **options)
         ws = self._workspace()
         if not self._watching():
-            ws.touch()  # nobody tells us about edits: never answer from the cache
+            ws.touch(lexical=False)  # nobody tells us about edits: never answer from the cache
         with self._searching():
             with self._repairing():
                 out = search_answer(ws, request)
