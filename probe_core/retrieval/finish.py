@@ -11,11 +11,6 @@ ANSWER_OVERHEAD_CHARS = 400
 SNIPPET_STEPS = (10, 5, 2)  # lines kept when a snippet must shrink, tried in this order
 
 
-def estimate_tokens(text: str) -> int:
-    """Rough token count of text (chars / 4), the budget's unit."""
-    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
-
-
 def _result_chars(r: dict) -> int:
     return len(r.get("snippet") or "") + RESULT_OVERHEAD_CHARS + len(r.get("path", ""))
 

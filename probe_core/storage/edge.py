@@ -55,14 +55,6 @@ def _filter(flt: StoreFilter | None, keys: PayloadKeys, *, with_dense: bool = Fa
     return qe.Filter(must=must) if must else None
 
 
-def _ranks(points) -> dict[str, int]:
-    return {str(p.id): i + 1 for i, p in enumerate(points)}
-
-
-def _scores(points) -> dict[str, float]:
-    return {str(p.id): float(p.score) for p in points}
-
-
 def _hits(points, dense_pts, sparse_pts) -> list[StoreHit]:
     """``points`` as hits carrying their rank in each list (and their dense similarity). Each
     point's id and payload are read once: every read converts them from the engine's values (a
