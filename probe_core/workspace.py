@@ -6,9 +6,11 @@ Backends open lazily so that ``probe status`` or an MCP ``initialize`` never wai
 from __future__ import annotations
 
 import hashlib
+import logging
 import sys
 import threading
 import uuid
+from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
 
@@ -22,6 +24,8 @@ from .scan import refuse_git_internals
 from .storage.edge import EdgeStore
 from .storage.manifest import Manifest
 from .storage.protocol import VectorStore
+
+log = logging.getLogger("probe.index")
 
 POINT_NAMESPACE = uuid.UUID("6f0b3c7e-8a4e-5d8e-9c59-70726f626531")
 
@@ -47,6 +51,10 @@ class Workspace:
         # the data dir: ``root/.probe`` for a project; a library keeps it under the user data dir
         self.probe_dir = Path(probe_dir).resolve() if probe_dir is not None else self.root / PROBE_DIR
         self.write_lock = threading.RLock()  # one indexer at a time inside this process
+        # Opening the manifest or the store, and a rebuild's close-and-wipe of both, happen under this
+        # lock: a reader (a status poll, a search) that meets no open part while a rebuild runs waits
+        # for the wipe instead of opening the files being deleted and keeping them for the rebuild.
+        self._parts_lock = threading.RLock()
         self.state_version = 0  # bumped on every write; keys the search cache with the generation
         self.lexical_version = 0  # bumped on every write but the dense fill's: files, chunks, the graph
         self._embedder: Embedder | None = None
@@ -111,18 +119,52 @@ class Workspace:
     def collection(self) -> str:
         return f"chunks_{self.config.preset}"
 
-    @cached_property
+    @property
     def manifest(self) -> Manifest:
-        return Manifest(self.probe_dir / "manifest.sqlite")
+        return self._part("manifest", lambda: Manifest(self.probe_dir / "manifest.sqlite"))
 
-    @cached_property
+    @property
     def store(self) -> VectorStore:
+        return self._part("store", self._open_store)
+
+    def _open_store(self) -> VectorStore:
         if self.config.qdrant_url:
             # qdrant-client takes seconds to import: only the server path pays for it
             from .storage.qdrant_server import QdrantServerStore
 
             return QdrantServerStore.connect(self.config.qdrant_url, self.collection, api_key=self.config.qdrant_api_key)
         return EdgeStore(self.probe_dir / "store" / self.collection, self.collection)
+
+    def _part(self, name: str, make):
+        """The open manifest or store (kept in ``__dict__`` under its name), opened on first use."""
+        part = self.__dict__.get(name)
+        if part is None:
+            with self._parts_lock:
+                part = self.__dict__.get(name)
+                if part is None:
+                    part = self.__dict__[name] = make()
+        return part
+
+    @contextmanager
+    def parts_closed(self):
+        """Close the manifest and the store and keep them closed for the block (a rebuild wipes
+        their files there): no reader opens them meanwhile; the first use after the block opens
+        new ones. The helpers made per workspace (``per_workspace``) are dropped before and after. A part that fails to close (a damaged store's last flush) is let go anyway."""
+        from .per_workspace import forget_workspace
+
+        with self._parts_lock:
+            forget_workspace(self)  # the graph's connection and the text cache: the old files' too
+            for name in ("store", "manifest"):
+                part = self.__dict__.pop(name, None)
+                if part is not None:
+                    try:
+                        part.close()
+                    except Exception as exc:  # noqa: BLE001 - it goes anyway: its files are about to
+                        log.info("closing the %s before the rebuild failed: %s", name, exc)
+            try:
+                yield
+            finally:  # a helper a reader made meanwhile (they open the manifest's file on their own)
+                forget_workspace(self)
 
     @property
     def embedder(self) -> Embedder:

@@ -80,20 +80,12 @@ def check_identity(ws: Workspace, *, adopt: bool) -> tuple[str, int]:
 def rebuild(ws: Workspace) -> None:
     """Drop every point and manifest row of this workspace (``--rebuild``, and the repair of a
     damaged index): works from any state of ``.probe/``, since the files are deleted, not read."""
-    from ..per_workspace import forget_workspace
     from ..storage.damage import wipe_index
 
-    with ws.write_lock:
-        for name in ("store", "manifest"):
-            part = ws.__dict__.pop(name, None)
-            if part is not None:
-                try:
-                    part.close()
-                except Exception as exc:  # noqa: BLE001 - a damaged store may fail its last flush: it goes anyway
-                    log.info("closing the %s before the rebuild failed: %s", name, exc)
-        forget_workspace(ws)  # the graph's connection and the text cache belong to the old files
+    with ws.write_lock, ws.parts_closed():  # no reader reopens the old files meanwhile
         removed = wipe_index(ws.probe_dir, None if ws.config.qdrant_url else ws.collection)
         log.info("rebuild: removed %s", ", ".join(removed) or "nothing")
+    with ws.write_lock:
         if ws.config.qdrant_url:
             ws.store.ensure_collection(ws.embedder.dimensions)
             ws.store.delete_workspace(ws.workspace_id)

@@ -195,3 +195,42 @@ def test_damage_in_the_symbol_graph_is_recorded_like_the_manifests(indexed, tmp_
     probe_cli("index", "--rebuild", "--lexical-only", "-q", root=root)
     assert probe_cli("callers", "hash_password", root=root).returncode == 0
     tally("damaged-store cases repaired by --rebuild")
+
+
+def test_a_status_poll_during_a_rebuild_waits_for_the_wipe(tmp_path, monkeypatch):
+    """A running owner's repair rebuilds while clients poll ``index_status`` (a CI run saw a repair
+    that never ended). A poll that meets no open manifest in the middle of the rebuild must not open
+    the old files about to be deleted: the rebuild would then index into a deleted file and the
+    index on disk would stay empty. The poll waits for the wipe and opens the new files."""
+    import threading
+
+    from probe_core.indexing.indexer import index_workspace, rebuild
+    from probe_core.indexing.status import index_status
+    from probe_core.storage import damage
+    from probe_core.workspace import Workspace
+
+    root = write_tree(tmp_path / "repo", REPO_FILES)
+    ws = Workspace.open(root)
+    try:
+        indexed = index_workspace(ws, dense=False).chunks_indexed
+        assert indexed > 0
+        real_wipe, answers = damage.wipe_index, []
+        poll = threading.Thread(target=lambda: answers.append(index_status(ws, probe_backend=False)))
+
+        def wipe_while_polled(probe_dir, collection):
+            poll.start()
+            poll.join(timeout=1.0)  # a poll that is not held back opens the old files now
+            return real_wipe(probe_dir, collection)
+
+        monkeypatch.setattr(damage, "wipe_index", wipe_while_polled)
+        rebuild(ws)
+        poll.join(timeout=30)
+        assert answers and not answers[0]["index_damaged"], answers
+        assert index_workspace(ws, dense=False).chunks_indexed == indexed
+    finally:
+        ws.close()
+    reopened = Workspace.open(root)
+    try:  # what is on disk, read by a fresh open: the rebuilt index, not an empty one
+        assert reopened.manifest.counts()["chunks"] == indexed
+    finally:
+        reopened.close()
