@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 from .. import environment
+from ..errors import ConfigError
 from ..private_dir import ensure_private_dir
 
 LOCK_FILE = "engine.lock"
@@ -94,10 +95,14 @@ def socket_path_for(probe_dir: Path) -> Path:
         base = Path(runtime)
     else:
         base = Path(tempfile.gettempdir()) / f"probe-{os.getuid()}"
-        base.mkdir(mode=0o700, exist_ok=True)
-        info = os.lstat(base)  # in a shared /tmp anyone could have made it first, or planted a link
+        try:
+            base.mkdir(mode=0o700, exist_ok=True)
+            info = os.lstat(base)  # in a shared /tmp anyone could have made it first, or planted a link
+        except OSError as exc:
+            raise ConfigError(f"cannot make {base} for the owner's socket ({exc.strerror or exc}); "
+                              "set XDG_RUNTIME_DIR to a directory of yours") from exc
         if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
-            raise PermissionError(f"{base} is not a directory of this user's; set XDG_RUNTIME_DIR")
+            raise ConfigError(f"{base} is not a directory of this user's; set XDG_RUNTIME_DIR to a directory of yours")
         ensure_private_dir(base)
     path = base / f"probe-{digest}.sock"
     if len(os.fsencode(path)) > AF_UNIX_PATH_MAX:  # a very long TMPDIR

@@ -19,6 +19,7 @@ import anyio
 import pytest
 
 from probe_core.doctor.endpoints import listening_inodes
+from probe_core.errors import ConfigError
 
 from .conftest import REPO_FILES, SecondUser, call, nobody_prefix, probe_cli, probe_mcp, shared_tmp, status, tally, \
     wait_indexed, write_tree
@@ -138,8 +139,12 @@ def test_the_fallback_socket_dir_is_private_and_never_a_planted_link(tmp_path):
         elsewhere = tmp_path / "attacker"
         elsewhere.mkdir()
         (env_tmp / f"probe-{os.getuid()}").symlink_to(elsewhere, target_is_directory=True)
-        with pytest.raises(PermissionError, match="set XDG_RUNTIME_DIR"):
+        with pytest.raises(ConfigError, match="set XDG_RUNTIME_DIR"):
             socket_path_for(deep)
+        root = write_tree(deep.parent, REPO_FILES)  # the verbs say it in one line, not "internal error"
+        out = probe_cli("index", "--lexical-only", root=root, env={"TMPDIR": str(env_tmp)}, check=False)
+        assert out.returncode != 0 and "Traceback" not in out.stderr, out.stderr
+        assert "set XDG_RUNTIME_DIR" in out.stderr and "internal error" not in out.stderr, out.stderr
     finally:
         for k, v in old.items():
             if v is None:
@@ -147,7 +152,7 @@ def test_the_fallback_socket_dir_is_private_and_never_a_planted_link(tmp_path):
             else:
                 os.environ[k] = v
         tempfile.tempdir = None
-    tally("security.socket_dir_cases", 3)
+    tally("security.socket_dir_cases", 4)
 
 
 def test_probe_mcp_listens_on_no_tcp_port(tmp_path):
