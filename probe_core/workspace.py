@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import re
 import sys
 import threading
 import uuid
@@ -35,6 +36,11 @@ def point_id(workspace_id: str, path: str, start_line: int, end_line: int, file_
     duplicate, and two branches' versions of one file get different points."""
     key = f"{workspace_id}:{path}:{start_line}:{end_line}" + (f":{file_hash}" if file_hash else "")
     return str(uuid.uuid5(POINT_NAMESPACE, key))
+
+
+def server_safe(name: str) -> str:
+    """``name`` as a Qdrant collection name may hold it (a workspace id is a UUID unless edited)."""
+    return re.sub(r"[^A-Za-z0-9_-]", "_", name)[:200]
 
 
 def git_branch(root: Path) -> str:
@@ -117,7 +123,12 @@ class Workspace:
 
     @property
     def collection(self) -> str:
-        return f"chunks_{self.config.preset}"
+        """The store's collection: ``chunks_<preset>`` in the workspace's own Qdrant Edge shard; on
+        a Qdrant server, where many workspaces meet, one per workspace too
+        (``chunks_<preset>_<workspace_id>``): BM25's IDF counts only this workspace's chunks, as on
+        Edge, and a rebuild, a new model's dimensions or ``probe prune`` drop it whole."""
+        base = f"chunks_{self.config.preset}"
+        return f"{base}_{server_safe(self.workspace_id)}" if self.config.qdrant_url else base
 
     @property
     def manifest(self) -> Manifest:
@@ -132,7 +143,8 @@ class Workspace:
             # qdrant-client takes seconds to import: only the server path pays for it
             from .storage.qdrant_server import QdrantServerStore
 
-            return QdrantServerStore.connect(self.config.qdrant_url, self.collection, api_key=self.config.qdrant_api_key)
+            return QdrantServerStore.connect(self.config.qdrant_url, self.collection, api_key=self.config.qdrant_api_key,
+                                             shared=(f"chunks_{self.config.preset}", self.workspace_id))
         return EdgeStore(self.probe_dir / "store" / self.collection, self.collection)
 
     def _part(self, name: str, make):

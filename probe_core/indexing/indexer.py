@@ -86,9 +86,9 @@ def rebuild(ws: Workspace) -> None:
         removed = wipe_index(ws.probe_dir, None if ws.config.qdrant_url else ws.collection)
         log.info("rebuild: removed %s", ", ".join(removed) or "nothing")
     with ws.write_lock:
-        if ws.config.qdrant_url:
+        if ws.config.qdrant_url:  # the workspace's own collection: dropped whole (a new model's
+            ws.store.drop_collection()  # dimensions too), then made again
             ws.store.ensure_collection(ws.embedder.dimensions)
-            ws.store.delete_workspace(ws.workspace_id)
         ws.touch()
 
 

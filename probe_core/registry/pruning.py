@@ -221,7 +221,10 @@ def _delete_server_points(client, rec: WorkspaceRecord) -> None:
     from ..storage.qdrant_server import QdrantServerStore
 
     if rec.collection and client.collection_exists(rec.collection):
-        QdrantServerStore(client, rec.collection, where=rec.url or "qdrant").delete_workspace(rec.workspace_id)
+        store = QdrantServerStore(client, rec.collection, where=rec.url or "qdrant")
+        store.delete_workspace(rec.workspace_id)
+        if store.count() == 0:  # the workspace's own collection (or a shared one it was last in)
+            store.drop_collection()
 
 
 def _drop_record(registry: Registry, servers: _Servers, rec: WorkspaceRecord) -> None:

@@ -41,19 +41,24 @@ def _filter(flt: StoreFilter | None, *, with_dense: bool = False) -> m.Filter | 
 class QdrantServerStore:
     """A ``VectorStore`` over one collection of a Qdrant server reached with ``qdrant-client``."""
 
-    def __init__(self, client: QdrantClient, name: str, *, where: str = "qdrant"):
+    def __init__(self, client: QdrantClient, name: str, *, where: str = "qdrant",
+                 shared: tuple[str, str] | None = None):
+        """``shared``: (collection, workspace_id) where this workspace's points lived before Probe
+        gave each workspace its own collection; they are deleted when this one is created."""
         self.client = client
         self.name = name
         self.where = where
+        self.shared = shared
         self._lock = threading.RLock()  # local mode is not thread-safe
 
     @classmethod
-    def connect(cls, url: str, name: str, api_key: str | None = None, timeout: float = 10.0) -> "QdrantServerStore":
+    def connect(cls, url: str, name: str, api_key: str | None = None, timeout: float = 10.0,
+                shared: tuple[str, str] | None = None) -> "QdrantServerStore":
         if url.startswith("local:"):
             client = QdrantClient(location=":memory:") if url == "local::memory:" else QdrantClient(path=url[6:])
         else:
             client = QdrantClient(url=url, api_key=api_key, timeout=int(timeout))
-        return cls(client, name, where=public_url(url))
+        return cls(client, name, where=public_url(url), shared=shared)
 
     def _call(self, fn, *args, **kwargs):
         try:
@@ -82,6 +87,24 @@ class QdrantServerStore:
         )
         for field in KEYWORD_FIELDS:
             self._call(self.client.create_payload_index, self.name, field, m.PayloadSchemaType.KEYWORD)
+        if self.shared is not None and self.shared[0] != self.name:
+            self._leave_shared(*self.shared)
+
+    def _leave_shared(self, collection: str, workspace_id: str) -> None:
+        """Delete this workspace's points from the collection it shared with others before (its
+        manifest then finds them missing here and indexes them again); drop that collection when
+        nothing is left in it."""
+        if not self._call(self.client.collection_exists, collection):
+            return
+        flt = _filter(StoreFilter(workspace_id=workspace_id))
+        self._call(self.client.delete, collection, m.FilterSelector(filter=flt), wait=True)
+        if self._call(self.client.count, collection, exact=True).count == 0:
+            self._call(self.client.delete_collection, collection)
+
+    def drop_collection(self) -> None:
+        """Delete the whole collection (a rebuild of a workspace that has one of its own)."""
+        if self._call(self.client.collection_exists, self.name):
+            self._call(self.client.delete_collection, self.name)
 
     def upsert(self, points: list[StorePoint]) -> None:
         if not points:

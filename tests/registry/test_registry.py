@@ -356,16 +356,19 @@ def test_prune_on_a_qdrant_server(tmp_path, monkeypatch):
     from probe_core.storage.qdrant_server import QdrantServerStore
 
     other_id = "0b5c1f0e-1111-4222-8333-944455556666"
-    store = QdrantServerStore.connect(url, "chunks_embedded")
+    store = QdrantServerStore.connect(url, "chunks_embedded")  # a collection shared by workspaces, as before
     try:
         # another machine's workspace on the same server, seen by it 90 days ago; only the server knows it
+        store.ensure_collection(384)
         store.upsert([StorePoint(id="7d0c4a55-0000-4000-8000-000000000001", sparse=SparseVec([1, 2], [1.0, 1.0]),
                                  payload={"workspace_id": other_id, "file_path": "x.py"})])
         server_upsert(store.client, WorkspaceRecord(workspace_id=other_id, root="/home/else/repo",
                                                     last_seen_at=NOW - 90 * DAY, preset="embedded",
                                                     collection="chunks_embedded", backend="qdrant", url=url,
                                                     host="another-box"))
-        counts = {w: store.count(StoreFilter(workspace_id=w)) for w in (old_id, fresh_id, other_id)}
+        own = {w: f"chunks_embedded_{w}" for w in (old_id, fresh_id)}  # one collection per workspace
+        counts = {w: store.client.count(own[w], exact=True).count for w in own}
+        counts[other_id] = store.count(StoreFilter(workspace_id=other_id))
         assert counts[old_id] > 0 and counts[fresh_id] > 0 and counts[other_id] == 1
         assert {r.workspace_id for r in server_records(store.client)} == {old_id, fresh_id, other_id}
     finally:
@@ -382,11 +385,11 @@ def test_prune_on_a_qdrant_server(tmp_path, monkeypatch):
     assert not list((old / ".probe").glob("manifest.sqlite*")) and (old / ".probe" / "config.json").exists()
     assert (fresh / ".probe" / "manifest.sqlite").exists()
 
-    store = QdrantServerStore.connect(url, "chunks_embedded")
-    try:
-        assert store.count(StoreFilter(workspace_id=old_id)) == 0
-        assert store.count(StoreFilter(workspace_id=other_id)) == 0
-        assert store.count(StoreFilter(workspace_id=fresh_id)) == counts[fresh_id]
+    store = QdrantServerStore.connect(url, own[fresh_id])
+    try:  # the pruned workspaces' collections are gone (the shared one emptied with its last workspace)
+        assert not store.client.collection_exists(own[old_id])
+        assert not store.client.collection_exists("chunks_embedded")
+        assert store.count() == counts[fresh_id]
         assert [r.workspace_id for r in server_records(store.client)] == [fresh_id]
         assert store.client.collection_exists(SERVER_COLLECTION)
     finally:
