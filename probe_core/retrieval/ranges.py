@@ -57,15 +57,19 @@ def merge_hits(hits: list[StoreHit]) -> list[Range]:
     return ranges
 
 
-def join_following(ranges: list[Range], later: list[StoreHit], top_k: int, lines_of) -> None:
+def join_following(ranges: list[Range], later: list[StoreHit], top_k: int, lines_of, live: set[str]) -> None:
     """The first ``top_k`` ranges run on into the chunk that follows each (nothing but blank lines
     between) when that chunk is among the ``later`` candidates, the fused hits too far down to be
     merged (``merge_hits`` folds only the head). An answer's range then holds the neighbouring
     definition the ranking also found (a method and the helper after it, a struct and its reset
     function) instead of leaving it to rank 20; the range's start, and so its snippet, stay where
-    the best hit put them. ``lines_of(path)``: the file's lines (``FileLines.lines``)."""
+    the best hit put them. ``lines_of(path)``: the file's lines (``FileLines.lines``), the working
+    tree's, so only a range of the checked-out version of its file runs on: ``live``, the point ids
+    of those versions (another branch's version has other lines, and is left as it is)."""
     by_file: dict[tuple[str, str], list[Range]] = {}
     for r in ranges[:top_k]:
+        if r.best.id not in live:
+            continue
         by_file.setdefault((r.path, r.version), []).append(r)
     for h in later:
         p = h.payload

@@ -246,7 +246,7 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
     # only the head is merged into ranges: a long tail of weak hits would stretch the top ranges
     pool = max(MERGE_POOL, top_k * 3)
     ranges = merge_hits(hits[:pool])
-    join_following(ranges, hits[pool:], top_k, files.lines)
+    join_following(ranges, hits[pool:], top_k, files.lines, ws.manifest.live_ids([r.best.id for r in ranges[:top_k]]))
     if hits and live_tree and ranking.graph_weight:
         ranges = _with_graph_neighbours(ws, ranges, hits, intent, flt, allowed, ranking)
     effective = mode if mode != "auto" else ("quality" if ws.config.reranker_url else "fast")
