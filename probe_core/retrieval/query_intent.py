@@ -28,6 +28,8 @@ _BUILD_WORDS = re.compile(
     r"toolchain|lint\w*|formatt\w+|coverage|tox|nox|pre-commit|cargo|npm|yarn|pip|setuptools|pyproject|"
     r"toml|yaml|yml|ini|config(?:uration)? files?|feature flags?|cargo features?)\b", re.I)
 _EXAMPLE_WORDS = re.compile(r"\b(examples?|demos?|samples?|snippet)\b", re.I)
+# "for example" and "for instance" introduce an illustration of the question, not a request for examples
+_FOR_EXAMPLE = re.compile(r"\bfor (?:example|instance)\b", re.I)
 # A user's how-to question ("how do I deploy it behind nginx", "should I use X") is answered by a
 # guide; a question about how the code behaves ("how does the router match") by the code.
 _HOWTO = re.compile(r"\b(how (do|can|should|would) (i|we|you)|how to|should (i|we)|can (i|we)|do (i|we) need)\b", re.I)
@@ -78,6 +80,6 @@ def parse_query(query: str) -> QueryIntent:
     return QueryIntent(
         literals=tuple(literals), identifiers=tuple(identifiers_in(query)),
         asks_tests=bool(_TEST_WORDS.search(query)), asks_docs=bool(_DOC_WORDS.search(query)),
-        asks_examples=bool(_EXAMPLE_WORDS.search(query)), asks_howto=bool(_HOWTO.search(query)),
+        asks_examples=bool(_EXAMPLE_WORDS.search(_FOR_EXAMPLE.sub(" ", query))), asks_howto=bool(_HOWTO.search(query)),
         asks_build=bool(_BUILD_WORDS.search(query)),
     )

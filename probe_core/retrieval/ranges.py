@@ -86,6 +86,26 @@ def _blank_between(lines: list[str] | None, end: int, start: int) -> bool:
     return lines is not None and start - 1 <= len(lines) and not any(x.strip() for x in lines[end:start - 1])
 
 
+FILE_HEAD = 5  # the ranges whose files lend evidence to the ranges behind them
+
+
+def lift_file_mates(ranges: list[Range], weight: float, k: int) -> list[Range]:
+    """The ranges behind the first ``FILE_HEAD`` with evidence from the file they share with one of
+    those: each gains ``weight / (k + p - 1)`` for the best place ``p`` a range of its file (same
+    version) holds in the head. The head keeps its places; the rest is re-sorted."""
+    if not weight:
+        return ranges
+    head, rest = ranges[:FILE_HEAD], ranges[FILE_HEAD:]
+    best: dict[tuple[str, str], int] = {}
+    for pos, r in enumerate(head, 1):
+        best.setdefault((r.path, r.version), pos)
+    for r in rest:
+        pos = best.get((r.path, r.version))
+        if pos is not None:
+            r.score += weight / (k + pos - 1)
+    return head + sorted(rest, key=lambda r: -r.score)
+
+
 def expand_tiny(ws: Workspace, r: Range) -> None:
     """A tiny hit (a one-line constant, a stub) is shown with the chunk around it."""
     if r.end - r.start + 1 >= TINY_CHUNK:

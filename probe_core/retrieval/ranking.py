@@ -36,6 +36,9 @@ class RankingSettings:
     graph_weight: float = 0.5
     # Query expansion (expansion.py): BM25 weight of the repository's words that a query word means
     # but does not spell (0: off), and whether the embedder reads them after the query (1) or not (0).
+    # File evidence: a range behind the first few gains this RRF weight at the place of the best
+    # range of its file among them (0: off; ranges.lift_file_mates).
+    file_weight: float = 0.5
     vocab_weight: float = 1.5
     vocab_dense: float = 1.0
 

@@ -25,7 +25,7 @@ from .literals import exact_lists
 from .priors import apply_priors, kind_prior
 from .query_intent import QueryIntent, parse_query
 from .rank_fusion import fuse
-from .ranges import Range, cap_per_file, drop_overlaps, expand_tiny, join_following, merge_hits
+from .ranges import Range, cap_per_file, drop_overlaps, expand_tiny, join_following, lift_file_mates, merge_hits
 from .ranking import DEFAULT_RANKING, RankingSettings
 from .filter_values import clean_filter_value
 from .snippets import FileLines
@@ -249,6 +249,7 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
     join_following(ranges, hits[pool:], top_k, files.lines, ws.manifest.live_ids([r.best.id for r in ranges[:top_k]]))
     if hits and live_tree and ranking.graph_weight:
         ranges = _with_graph_neighbours(ws, ranges, hits, intent, flt, allowed, ranking)
+    ranges = lift_file_mates(ranges, ranking.file_weight, ranking.rrf_k)
     effective = mode if mode != "auto" else ("quality" if ws.config.reranker_url else "fast")
     rerank_scores: dict[int, float] = {}
     if effective == "quality":

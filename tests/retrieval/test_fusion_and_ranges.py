@@ -121,3 +121,19 @@ def test_random_ranges_never_share_lines_nor_show_lines_no_range_had():
         assert not _shared_lines(out)
         kept = {(r.path, line) for r in out for line in range(r.start, r.end + 1)}
         assert kept <= shown and len(out) <= len(ranges)
+
+
+def test_a_range_in_the_file_of_a_head_range_is_lifted_behind_the_head():
+    from probe_core.retrieval.ranges import FILE_HEAD, lift_file_mates
+
+    head = [Range(f"h{i}.py", 1, 10, 1.0 - i / 100, [_hit(f"h{i}")]) for i in range(FILE_HEAD)]
+    other = Range("x.py", 1, 10, 0.02, [_hit("x")])
+    mate = Range("h1.py", 200, 240, 0.015, [_hit("m", "h1.py", 200, 240)])
+    old_copy = Range("h1.py", 300, 340, 0.019, [_hit("o", "h1.py", 300, 340)], version="another-branch")
+    weight = DEFAULT_RANKING.file_weight
+    assert weight > 0  # on by default
+    out = lift_file_mates([*head, other, old_copy, mate], weight, 60)
+    assert out[:FILE_HEAD] == head  # the head keeps its places
+    assert out[FILE_HEAD:] == [mate, other, old_copy]  # h1.py's second range passes x.py; another version does not
+    assert mate.score == pytest.approx(0.015 + weight / 61)
+    assert lift_file_mates([*head, other, mate], 0.0, 60)[FILE_HEAD:] == [other, mate]  # off: untouched

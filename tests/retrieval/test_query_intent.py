@@ -38,6 +38,10 @@ def test_identifiers_are_collected_once_without_call_parentheses():
     ("readme section on untyped values", False, True, False, False),
     ("changelog: what changed in 3.1.2", False, True, False, False),
     ("an example of a custom converter", False, False, True, False),
+    # "for example" illustrates the question; it does not ask for examples
+    ("list every registered route, for example to print them", False, False, False, False),
+    ("for instance, where is a cookie signed", False, False, False, False),
+    ("for example, show an example of a converter", False, False, True, False),
     ("how do I put nginx in front of my app", False, False, False, True),
     ("how do inline middleware groups share the tree", False, False, False, False),
 ])
