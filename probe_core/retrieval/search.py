@@ -292,7 +292,8 @@ def _with_graph_neighbours(ws: Workspace, ranges: list[Range], hits: list[StoreH
     neighbours = [by_id.get(i) or StoreHit(id=i, score=0.0, payload=fetched[i])
                   for i in ids if i in by_id or i in fetched]
     return join_neighbours(ranges, neighbours, ranking.graph_weight, ranking.rrf_k,
-                           lambda h: kind_prior(h.payload, intent, flt.chunk_kinds, ranking))
+                           lambda h: kind_prior(h.payload, intent, flt.chunk_kinds, ranking),
+                           ranking.graph_head_weight if intent.asks_mechanism else 0.0)
 
 
 def _exact_lists_apply(ws: Workspace, flt: SearchFilters) -> bool:
