@@ -40,6 +40,7 @@ VARIANTS: dict[str, dict] = {
     "default without docs prior": {"doc_penalty": 1},
     "default without examples prior": {"example_penalty": 1},
     "default without graph": {"graph_weight": 0},
+    "default without file evidence": {"file_weight": 0},
     "default without tests prior": {"test_penalty": 1},
     # other settings tried
     "docs prior x0.8": {"doc_penalty": 0.8},

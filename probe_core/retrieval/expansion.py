@@ -9,6 +9,11 @@ query word starts with (an abbreviation), are "bridged words". They join the BM2
 ``RankingSettings.vocab_weight``) and are appended to the text the embedder reads
 (``vocab_dense``), so both lists look for the code in its own words.
 
+A query word no name bridges ("safe", "store", "sanitize") may still be written in another form in
+the repository's prose: docstrings and comments say "safely stored". For a query in words only (no
+identifier, no quoted literal: those are the exact lists' job), such a word bridges to the plain
+lowercase words of the text with its stem, from the word postings kept with the graph.
+
 The vocabulary is read from the graph once, at the first query; when the index generation moves
 (every edit the watcher indexes) it is read again in a background thread while queries go on with
 the previous one (reading every name costs ~90 ms on Django's 26k names, a large repository more),
@@ -18,13 +23,16 @@ uses), in ``docs/benchmarks.md``.
 """
 from __future__ import annotations
 
+import bisect
 import logging
 import re
 import threading
+from dataclasses import dataclass, field
 
 from .. import sparse
 from ..per_workspace import PerWorkspace
 from ..workspace import Workspace
+from .query_intent import parse_query
 
 log = logging.getLogger("probe.search")
 
@@ -52,17 +60,41 @@ def stem(word: str) -> str:
     return w.rstrip("e") if len(w) > 4 else w
 
 
+@dataclass(frozen=True, slots=True)
+class Words:
+    """A repository's vocabulary: the sub-words of its names by stem, and the plain lowercase words
+    of its text (docstrings, comments, docs; from the word postings kept with the graph), sorted."""
+
+    by_stem: dict[str, set[str]] = field(default_factory=dict)
+    prose: list[str] = field(default_factory=list)
+
+    def prose_forms(self, word_stem: str) -> set[str]:
+        """The text's words with this stem (a stem is a prefix of every word it is the stem of)."""
+        out: set[str] = set()
+        for i in range(bisect.bisect_left(self.prose, word_stem), len(self.prose)):
+            w = self.prose[i]
+            if not w.startswith(word_stem):
+                break
+            if stem(w) == word_stem:
+                out.add(w)
+        return out
+
+
+PROSE_FALLBACK = True  # benchmarks switch it off (--hack) to measure it
+_PROSE_MAX = 24  # longer lowercase runs are hashes and encoded blobs, not words
+
+
 class Vocabulary:
-    """The sub-words of the symbol graph's names, by stem: built at the first query, then rebuilt
-    off the search path when the index generation moves."""
+    """The repository's words (``Words``): built at the first query, then rebuilt off the search
+    path when the index generation moves."""
 
     def __init__(self) -> None:
-        self._state: tuple[int, dict[str, set[str]]] = (-1, {})  # (generation, words by stem), swapped whole
+        self._state: tuple[int, Words] = (-1, Words())  # (generation, words), swapped whole
         self._lock = threading.Lock()
         self._rebuilding: threading.Thread | None = None
 
-    def current(self, ws: Workspace) -> tuple[dict[str, set[str]], bool]:
-        """The words by stem, and whether they are of the index generation now (else the previous
+    def current(self, ws: Workspace) -> tuple[Words, bool]:
+        """The words, and whether they are of the index generation now (else the previous
         generation's, while a background thread reads the new one)."""
         from ..intel.build import graph_store
 
@@ -89,14 +121,17 @@ class Vocabulary:
         except Exception:  # noqa: BLE001 - the workspace closed, or its graph is damaged: the next query retries
             log.debug("rebuilding the query vocabulary failed", exc_info=True)
 
-    def _build(self, store, generation: int) -> dict[str, set[str]]:
+    def _build(self, store, generation: int) -> Words:
         names = store._rows("SELECT DISTINCT name FROM graph_symbols")
         words = {p.lower() for (name,) in names for p in _PARTS.findall(name) if len(p) >= MIN_ABBREVIATION}
         by_stem: dict[str, set[str]] = {}
         for w in words:
             by_stem.setdefault(stem(w), set()).add(w)
-        self._state = (generation, by_stem)
-        return by_stem
+        prose = sorted({t.decode() for (t,) in store._rows("SELECT term FROM graph_terms")
+                        if MIN_ABBREVIATION <= len(t) <= _PROSE_MAX and t.isalpha() and t.islower()})
+        built = Words(by_stem, prose)
+        self._state = (generation, built)
+        return built
 
 
 _vocabularies: PerWorkspace[Vocabulary] = PerWorkspace(lambda _ws: Vocabulary())
@@ -110,13 +145,18 @@ def vocabulary(ws: Workspace) -> Vocabulary:
 def query_expansion(ws: Workspace, query: str) -> tuple[list[str], bool]:
     """``bridged_words`` and whether they come from the current index generation's vocabulary (an
     answer built from the previous one is not worth caching)."""
-    by_stem, fresh = vocabulary(ws).current(ws)
+    words, fresh = vocabulary(ws).current(ws)
+    by_stem = words.by_stem
+    intent = parse_query(query)
+    in_words_only = not (intent.identifiers or intent.literals)
     asked = {w.lower() for w in _QUERY_WORD.findall(query)}
     out: list[str] = []
     for w in sorted(asked - _STOP):
         found = set(by_stem.get(stem(w), ()))
         for n in range(MIN_ABBREVIATION + 1, len(w) - 1):  # names whose stem abbreviates the word
             found.update(by_stem.get(w[:n], ()))
+        if PROSE_FALLBACK and in_words_only and not found - asked:  # no name says it: the text's own forms of the word
+            found = words.prose_forms(stem(w))
         out.extend(sorted(found - asked, key=lambda x: (len(x), x))[:MAX_PER_WORD])
     return list(dict.fromkeys(out)), fresh
 

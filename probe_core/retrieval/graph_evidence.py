@@ -6,7 +6,10 @@ another, and the first ranks usually hold one member of it. The callers, callees
 supertypes of the top hits form one more ranked list (a neighbour of several strong hits first).
 It works on the answer's ranges, after merging: a neighbour inside a range lifts that range, one
 outside every range joins as a range of its own, and the first ranges, which hold the hits the
-neighbours hang from, keep their places. Neighbours never merge into other ranges (measured: fused
+neighbours hang from, keep their places — unless the query asks how the code works, in words only
+(``QueryIntent.asks_mechanism``): then a head range the others call or are called by gains a share
+of its term and the head is re-sorted, the centre of the cluster first (for a task, "decode the
+escapes", the head's order measured better as it was). Neighbours never merge into other ranges (measured: fused
 as hits, they stretched and reshuffled the ranges around them).
 """
 from __future__ import annotations
@@ -75,9 +78,12 @@ def graph_list(ws: Workspace, hits: list[StoreHit], allowed: Callable[[str], boo
 
 
 def join_neighbours(ranges: list[Range], neighbours: list[StoreHit], weight: float, k: int,
-                    prior: Callable[[StoreHit], float]) -> list[Range]:
+                    prior: Callable[[StoreHit], float], head_weight: float = 0.0) -> list[Range]:
     """``ranges`` with the graph list's evidence: each neighbour (best connected first) lifts the
-    range holding it or becomes a range; the first ``HUBS`` ranges stay where they are."""
+    range holding it or becomes a range; the first ``HUBS`` ranges stay where they are, unless
+    ``head_weight`` (a question about how the code works): then a head range holding a neighbour
+    gains ``head_weight`` times its term too, and the head is re-sorted (the range the others
+    call or are called by, the centre of the cluster, comes first)."""
     head, rest = ranges[:HUBS], ranges[HUBS:]
     for rank, hit in enumerate(neighbours, 1):
         hit.extra_ranks["graph"] = rank
@@ -90,5 +96,9 @@ def join_neighbours(ranges: list[Range], neighbours: list[StoreHit], weight: flo
             rest.append(Range(p["file_path"], start, end, hit.score + bonus, [hit], version))
         elif home not in head:
             home.score += bonus
+        else:
+            home.score += bonus * head_weight
     rest.sort(key=lambda r: -r.score)
+    if head_weight:
+        head.sort(key=lambda r: -r.score)
     return head + rest

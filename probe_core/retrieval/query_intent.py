@@ -28,8 +28,12 @@ _BUILD_WORDS = re.compile(
     r"toolchain|lint\w*|formatt\w+|coverage|tox|nox|pre-commit|cargo|npm|yarn|pip|setuptools|pyproject|"
     r"toml|yaml|yml|ini|config(?:uration)? files?|feature flags?|cargo features?)\b", re.I)
 _EXAMPLE_WORDS = re.compile(r"\b(examples?|demos?|samples?|snippet)\b", re.I)
+# "for example" and "for instance" introduce an illustration of the question, not a request for examples
+_FOR_EXAMPLE = re.compile(r"\bfor (?:example|instance)\b", re.I)
 # A user's how-to question ("how do I deploy it behind nginx", "should I use X") is answered by a
 # guide; a question about how the code behaves ("how does the router match") by the code.
+# A question about how the code works ("how does the router match...", "what data structure does...")
+_QUESTION = re.compile(r"^\W*(how|what|why|which|where|when)\b", re.I)
 _HOWTO = re.compile(r"\b(how (do|can|should|would) (i|we|you)|how to|should (i|we)|can (i|we)|do (i|we) need)\b", re.I)
 
 
@@ -44,6 +48,9 @@ class QueryIntent:
     asks_examples: bool
     asks_howto: bool  # a user's how-to question, which guides answer as often as code
     asks_build: bool = False  # names CI, building, packaging, dependencies or tool configuration
+    # a question about how the code works, in words only (no identifier, no literal, not a how-to):
+    # answered by a cluster of code more often than by one function (graph_evidence.py)
+    asks_mechanism: bool = False
 
 
 def is_identifier(word: str) -> bool:
@@ -75,9 +82,12 @@ def parse_query(query: str) -> QueryIntent:
         text = next(g for g in m.groups() if g is not None).strip()
         if len(text) >= MIN_LITERAL_CHARS and any(ch.isalnum() for ch in text) and text not in literals:
             literals.append(text)
+    identifiers = tuple(identifiers_in(query))
+    howto = bool(_HOWTO.search(query))
     return QueryIntent(
-        literals=tuple(literals), identifiers=tuple(identifiers_in(query)),
+        literals=tuple(literals), identifiers=identifiers,
         asks_tests=bool(_TEST_WORDS.search(query)), asks_docs=bool(_DOC_WORDS.search(query)),
-        asks_examples=bool(_EXAMPLE_WORDS.search(query)), asks_howto=bool(_HOWTO.search(query)),
+        asks_examples=bool(_EXAMPLE_WORDS.search(_FOR_EXAMPLE.sub(" ", query))), asks_howto=howto,
         asks_build=bool(_BUILD_WORDS.search(query)),
+        asks_mechanism=bool(_QUESTION.search(query)) and not (identifiers or literals or howto),
     )

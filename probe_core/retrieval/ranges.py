@@ -57,15 +57,19 @@ def merge_hits(hits: list[StoreHit]) -> list[Range]:
     return ranges
 
 
-def join_following(ranges: list[Range], later: list[StoreHit], top_k: int, lines_of) -> None:
+def join_following(ranges: list[Range], later: list[StoreHit], top_k: int, lines_of, live: set[str]) -> None:
     """The first ``top_k`` ranges run on into the chunk that follows each (nothing but blank lines
     between) when that chunk is among the ``later`` candidates, the fused hits too far down to be
     merged (``merge_hits`` folds only the head). An answer's range then holds the neighbouring
     definition the ranking also found (a method and the helper after it, a struct and its reset
     function) instead of leaving it to rank 20; the range's start, and so its snippet, stay where
-    the best hit put them. ``lines_of(path)``: the file's lines (``FileLines.lines``)."""
+    the best hit put them. ``lines_of(path)``: the file's lines (``FileLines.lines``), the working
+    tree's, so only a range of the checked-out version of its file runs on: ``live``, the point ids
+    of those versions (another branch's version has other lines, and is left as it is)."""
     by_file: dict[tuple[str, str], list[Range]] = {}
     for r in ranges[:top_k]:
+        if r.best.id not in live:
+            continue
         by_file.setdefault((r.path, r.version), []).append(r)
     for h in later:
         p = h.payload
@@ -80,6 +84,26 @@ def join_following(ranges: list[Range], later: list[StoreHit], top_k: int, lines
 def _blank_between(lines: list[str] | None, end: int, start: int) -> bool:
     """Lines ``end + 1 .. start - 1`` (1-based) are all blank (none at all counts)."""
     return lines is not None and start - 1 <= len(lines) and not any(x.strip() for x in lines[end:start - 1])
+
+
+FILE_HEAD = 5  # the ranges whose files lend evidence to the ranges behind them
+
+
+def lift_file_mates(ranges: list[Range], weight: float, k: int) -> list[Range]:
+    """The ranges behind the first ``FILE_HEAD`` with evidence from the file they share with one of
+    those: each gains ``weight / (k + p - 1)`` for the best place ``p`` a range of its file (same
+    version) holds in the head. The head keeps its places; the rest is re-sorted."""
+    if not weight:
+        return ranges
+    head, rest = ranges[:FILE_HEAD], ranges[FILE_HEAD:]
+    best: dict[tuple[str, str], int] = {}
+    for pos, r in enumerate(head, 1):
+        best.setdefault((r.path, r.version), pos)
+    for r in rest:
+        pos = best.get((r.path, r.version))
+        if pos is not None:
+            r.score += weight / (k + pos - 1)
+    return head + sorted(rest, key=lambda r: -r.score)
 
 
 def expand_tiny(ws: Workspace, r: Range) -> None:

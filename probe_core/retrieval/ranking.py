@@ -34,8 +34,14 @@ class RankingSettings:
     # Graph evidence: RRF weight of the list of the top hits' callers, callees and related types
     # (0: off); the top hits themselves keep their places (graph_evidence.py).
     graph_weight: float = 0.5
+    # ...and the share of that weight a head range holding a neighbour gains when the query asks how
+    # the code works in words only (QueryIntent.asks_mechanism): the head is then re-sorted (0: off).
+    graph_head_weight: float = 0.25
     # Query expansion (expansion.py): BM25 weight of the repository's words that a query word means
     # but does not spell (0: off), and whether the embedder reads them after the query (1) or not (0).
+    # File evidence: a range behind the first few gains this RRF weight at the place of the best
+    # range of its file among them (0: off; ranges.lift_file_mates).
+    file_weight: float = 0.5
     vocab_weight: float = 1.5
     vocab_dense: float = 1.0
 

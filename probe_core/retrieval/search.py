@@ -25,7 +25,7 @@ from .literals import exact_lists
 from .priors import apply_priors, kind_prior
 from .query_intent import QueryIntent, parse_query
 from .rank_fusion import fuse
-from .ranges import Range, cap_per_file, drop_overlaps, expand_tiny, join_following, merge_hits
+from .ranges import Range, cap_per_file, drop_overlaps, expand_tiny, join_following, lift_file_mates, merge_hits
 from .ranking import DEFAULT_RANKING, RankingSettings
 from .filter_values import clean_filter_value
 from .snippets import FileLines
@@ -246,9 +246,10 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
     # only the head is merged into ranges: a long tail of weak hits would stretch the top ranges
     pool = max(MERGE_POOL, top_k * 3)
     ranges = merge_hits(hits[:pool])
-    join_following(ranges, hits[pool:], top_k, files.lines)
+    join_following(ranges, hits[pool:], top_k, files.lines, ws.manifest.live_ids([r.best.id for r in ranges[:top_k]]))
     if hits and live_tree and ranking.graph_weight:
         ranges = _with_graph_neighbours(ws, ranges, hits, intent, flt, allowed, ranking)
+    ranges = lift_file_mates(ranges, ranking.file_weight, ranking.rrf_k)
     effective = mode if mode != "auto" else ("quality" if ws.config.reranker_url else "fast")
     rerank_scores: dict[int, float] = {}
     if effective == "quality":
@@ -291,7 +292,8 @@ def _with_graph_neighbours(ws: Workspace, ranges: list[Range], hits: list[StoreH
     neighbours = [by_id.get(i) or StoreHit(id=i, score=0.0, payload=fetched[i])
                   for i in ids if i in by_id or i in fetched]
     return join_neighbours(ranges, neighbours, ranking.graph_weight, ranking.rrf_k,
-                           lambda h: kind_prior(h.payload, intent, flt.chunk_kinds, ranking))
+                           lambda h: kind_prior(h.payload, intent, flt.chunk_kinds, ranking),
+                           ranking.graph_head_weight if intent.asks_mechanism else 0.0)
 
 
 def _exact_lists_apply(ws: Workspace, flt: SearchFilters) -> bool:

@@ -129,7 +129,10 @@ def test_query_words_meet_the_names_that_abbreviate_or_inflect_them(router):
     assert "path" not in words and "routing" not in words  # the query's own words are not added again
 
 
-def test_bridged_words_lift_the_code_that_spells_them_differently(router):
+def test_bridged_words_lift_the_code_that_spells_them_differently(router, monkeypatch):
+    from probe_core.retrieval import expansion
+
+    monkeypatch.setattr(expansion, "PROSE_FALLBACK", False)  # the names' forms alone (prose: the last test)
     query = "where are parameters of a routing match kept"
     chunk_rank = {}
     for weight in (0.0, 1.0):
@@ -160,3 +163,32 @@ def test_the_embedder_reads_the_bridged_words_after_the_query(router):
         router.set_embedder(real)
     assert seen == [" ".join([query, *bridged_words(router, query)]), query, query]
     assert "param" in seen[0].split()
+
+
+UPLOADS = '''def secure_filename(name):
+    """Return a version of the name that can safely be stored on a regular disk."""
+    return "".join(ch for ch in name if ch.isalnum() or ch in "._-")
+
+
+def filenames_of(files):
+    """The uploaded files' names."""
+    return [f.name for f in files]
+'''
+
+
+def test_a_word_no_name_spells_meets_the_texts_own_forms_of_it(tmp_path):
+    (tmp_path / "uploads.py").write_text(UPLOADS)
+    ws = Workspace.open(tmp_path)
+    index_workspace(ws)
+    try:
+        # "safe", "store": no name holds them; the docstring does, as "safely" and "stored"
+        assert {"safely", "stored"} <= set(bridged_words(ws, "make the name of an upload safe to store"))
+        # a query that names code is left to the identifier lists: no prose forms
+        assert "safely" not in bridged_words(ws, "make secure_filename safe to store")
+        # a word a name already bridges takes the name's form only ("filenames" -> filename)
+        words = bridged_words(ws, "list the filenames")
+        assert "filename" in words and "files" not in words
+        hit = search(ws, "make the name of an upload safe to store", top_k=1).results[0]
+        assert hit.symbol == "secure_filename"
+    finally:
+        ws.close()

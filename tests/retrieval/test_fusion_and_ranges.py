@@ -121,3 +121,57 @@ def test_random_ranges_never_share_lines_nor_show_lines_no_range_had():
         assert not _shared_lines(out)
         kept = {(r.path, line) for r in out for line in range(r.start, r.end + 1)}
         assert kept <= shown and len(out) <= len(ranges)
+
+
+def test_a_range_in_the_file_of_a_head_range_is_lifted_behind_the_head():
+    from probe_core.retrieval.ranges import FILE_HEAD, lift_file_mates
+
+    head = [Range(f"h{i}.py", 1, 10, 1.0 - i / 100, [_hit(f"h{i}")]) for i in range(FILE_HEAD)]
+    other = Range("x.py", 1, 10, 0.02, [_hit("x")])
+    mate = Range("h1.py", 200, 240, 0.015, [_hit("m", "h1.py", 200, 240)])
+    old_copy = Range("h1.py", 300, 340, 0.019, [_hit("o", "h1.py", 300, 340)], version="another-branch")
+    weight = DEFAULT_RANKING.file_weight
+    assert weight > 0  # on by default
+    out = lift_file_mates([*head, other, old_copy, mate], weight, 60)
+    assert out[:FILE_HEAD] == head  # the head keeps its places
+    assert out[FILE_HEAD:] == [mate, other, old_copy]  # h1.py's second range passes x.py; another version does not
+    assert mate.score == pytest.approx(0.015 + weight / 61)
+    assert lift_file_mates([*head, other, mate], 0.0, 60)[FILE_HEAD:] == [other, mate]  # off: untouched
+
+
+def test_a_mechanism_question_lets_graph_evidence_reorder_the_head():
+    from probe_core.retrieval.graph_evidence import HUBS, join_neighbours
+
+    def head():
+        return [Range(f"h{i}.py", 1, 10, 0.03 - i / 1000, [_hit(f"h{i}")]) for i in range(HUBS)]
+
+    centre = _hit("n", "h2.py", 2, 3)  # the third range holds a neighbour of the others
+    weight = DEFAULT_RANKING.graph_head_weight
+    assert weight > 0  # on by default (for questions about how the code works: search.py decides)
+    moved = join_neighbours(head(), [centre], 1.0, 60, lambda _h: 1.0, weight)
+    assert [r.path for r in moved] == ["h2.py", "h0.py", "h1.py", "h3.py", "h4.py"]  # 0.028 + 0.25/60 leads
+    kept = join_neighbours(head(), [_hit("n", "h2.py", 2, 3)], 1.0, 60, lambda _h: 1.0)
+    assert [r.path for r in kept] == [f"h{i}.py" for i in range(HUBS)]  # otherwise the head stays
+
+
+def test_search_reorders_the_head_by_the_graph_only_for_a_question_about_the_mechanism(tmp_path, monkeypatch):
+    from probe_core import Workspace, index_workspace, search
+    from probe_core.retrieval import search as search_mod
+
+    (tmp_path / "pool.py").write_text(
+        "def borrow_context(pool):\n    \"\"\"Take a routing context from the pool.\"\"\"\n    return reset_context(pool.pop())\n\n\n"
+        "def reset_context(ctx):\n    \"\"\"Clear a routing context before it is reused.\"\"\"\n    ctx.clear()\n    return ctx\n")
+    ws = Workspace.open(tmp_path)
+    index_workspace(ws)
+    seen = []
+    real = search_mod.join_neighbours
+
+    def spy(*args):
+        seen.append(args[5] if len(args) > 5 else 0.0)
+        return real(*args)
+
+    monkeypatch.setattr(search_mod, "join_neighbours", spy)
+    search(ws, "how is a routing context reused between requests?")
+    search(ws, "reset a routing context before reuse")
+    ws.close()
+    assert seen == [DEFAULT_RANKING.graph_head_weight, 0.0]
