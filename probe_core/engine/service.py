@@ -154,8 +154,7 @@ class OwnerEngine:
                     scan, upkeep = self._sched.requested(), False
                     if not scan and not self._sched.dense_pending:
                         self._set_phase("idle")
-                        upkeep = self._sched.upkeep_due(time.monotonic() - self._last_activity,
-                                                        self.settings.optimize_idle_s)
+                        upkeep = self._sched.upkeep_due(time.monotonic() - self._last_activity, self.settings.optimize_idle_s)
                         if not upkeep:
                             self._wake.wait(timeout=1.0)
                             continue
@@ -318,8 +317,7 @@ class OwnerEngine:
     # -- answers -----------------------------------------------------------------------------
     @contextmanager
     def _searching(self):
-        """While a search runs, the dense fill yields (``IndexSchedule.searching``); a search is
-        activity (store upkeep waits for an idle owner)."""
+        """While a search runs, the fill yields (``IndexSchedule.searching``); it is activity (upkeep waits)."""
         with self._sched.searching():
             yield
         with self._state:
