@@ -4,6 +4,7 @@ mid-swap recovered at the next open (real Qdrant Edge, a real child process)."""
 from __future__ import annotations
 
 import os
+import shutil
 import threading
 import uuid
 
@@ -111,5 +112,12 @@ def test_a_crash_between_the_renames_is_recovered_at_open(store, tmp_path):
     again = EdgeStore(store.path, "chunks_test")
     try:
         assert seen(again.hybrid_query(QUERY)) == before
+    finally:
+        again.close()
+    shutil.copytree(store.path, store.path.with_name(store.path.name + OLD_SUFFIX))  # a crash after the swap
+    again = EdgeStore(store.path, "chunks_test")
+    try:
+        assert seen(again.hybrid_query(QUERY)) == before
+        assert sorted(os.listdir(store.path.parent)) == [store.path.name]  # the old files deleted at open
     finally:
         again.close()
