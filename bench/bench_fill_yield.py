@@ -81,7 +81,7 @@ def main() -> int:
     ws = Workspace.open(args.work)
     if not args.indexed:
         index_workspace(ws, dense=False)
-    start = ws.manifest.counts()
+    start, load_start = ws.manifest.counts(), os.getloadavg()[0]
     sample = [r[2] for r in ws.manifest.pending_dense(100_000)]
     random.Random(0).shuffle(sample)
     ws.embedder.embed_documents(sample[:4])  # load the model
@@ -101,7 +101,7 @@ def main() -> int:
             work(self)
         OwnerEngine._work = niced
     engine = OwnerEngine(args.work, EngineSettings(watch=False), serve_rpc=False).start()
-    engine._first_scan_done.wait(300)
+    engine._sched.first_scan_done.wait(300)
     counts = lambda: engine._ws.manifest.counts()["chunks_dense"]  # noqa: E731 - a bench's probe
     time.sleep(3)  # past the model's warm-up
     c0, t0 = counts(), time.perf_counter()
@@ -120,6 +120,7 @@ def main() -> int:
     ws.close()
     out = {
         "repo": str(args.repo or args.indexed), "nice": args.nice, "cpus": os.cpu_count(), "load_avg_1m": round(os.getloadavg()[0], 2),
+        "load_avg_1m_start": round(load_start, 2),
         "raw_embed_chunks_per_s": round(raw, 1), "fill_chunks_per_s": round(alone, 1),
         "fill_vs_raw": round(alone / raw, 3), "fill_chunks_per_s_while_searching": round(with_queries, 1),
         "search_while_filling_p50_ms": round(statistics.median(busy), 1), "search_while_filling_p95_ms": round(percentile(busy, 95), 1),

@@ -64,6 +64,7 @@ VARIABLES: tuple[Variable, ...] = (
     V("PROBE_MAX_TOKENS", "6000", "integer", "default token budget of an MCP `search` answer"),
     V("PROBE_RECORD_INTERVAL_S", "300", "seconds", "owner heartbeat: re-record the workspace (`probe prune`); at most 300"),
     V("PROBE_DAEMON_IDLE_S", "600", "seconds", "the background owner exits after this long with nothing to do"),
+    V("PROBE_OPTIMIZE_IDLE_S", "60", "seconds", "idle this long after the dense fill, the owner optimizes a much-written Qdrant Edge shard in a child process; 0 never"),
     V("PROBE_DAEMON", "1", "0/1", "`0`: the CLI never starts the background owner (`--background` is refused); a running one still answers"),
     V("PROBE_LIBRARY_POLL_S", "1.0", "seconds", "how often an owner looks for libraries added or removed elsewhere"),
     # -- code intelligence

@@ -151,13 +151,17 @@ class OwnerEngine:
                     self._open_backends()
                 self._heartbeat()
                 with self._wake:
-                    scan = self._sched.requested()
+                    scan, upkeep = self._sched.requested(), False
                     if not scan and not self._sched.dense_pending:
                         self._set_phase("idle")
-                        self._wake.wait(timeout=1.0)
-                        continue
+                        upkeep = self._sched.upkeep_due(time.monotonic() - self._last_activity, self.settings.optimize_idle_s)
+                        if not upkeep:
+                            self._wake.wait(timeout=1.0)
+                            continue
                 if scan:
                     self._scan()
+                elif upkeep:  # searches go on meanwhile: the work is in a child process
+                    self._sched.optimize_store(self._ws)
                 else:
                     self._fill_dense()
                 backoff = 1.0
@@ -311,9 +315,13 @@ class OwnerEngine:
         self._sched.progress.phase = phase
 
     # -- answers -----------------------------------------------------------------------------
+    @contextmanager
     def _searching(self):
-        """While a search runs, the dense fill yields (``IndexSchedule.searching``)."""
-        return self._sched.searching()
+        """While a search runs, the fill yields (``IndexSchedule.searching``); it is activity (upkeep waits)."""
+        with self._sched.searching():
+            yield
+        with self._state:
+            self._last_activity = time.monotonic()
 
     def _workspace(self) -> Workspace:
         """The open workspace, waiting (a bounded time) for the worker to open it."""

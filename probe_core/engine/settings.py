@@ -47,6 +47,7 @@ class EngineSettings:
     default_max_tokens: int = 6000
     record_interval_s: float = RECORD_INTERVAL_S  # heartbeat; prune's server floor assumes at most this
     daemon_idle_s: float = 600.0
+    optimize_idle_s: float = 60.0  # idle this long after the fill, the owner optimizes a much-written store
 
     def watch_settings(self) -> WatchSettings:
         return WatchSettings(debounce_s=self.debounce_s, max_wait_s=self.max_wait_s, stable_s=self.stable_s,
@@ -70,5 +71,6 @@ class EngineSettings:
             takeover_poll_s=_float(env, "PROBE_TAKEOVER_POLL_S", d.takeover_poll_s, 0.05),
             default_max_tokens=int(_float(env, "PROBE_MAX_TOKENS", d.default_max_tokens, 256)),
             daemon_idle_s=_float(env, "PROBE_DAEMON_IDLE_S", d.daemon_idle_s, 1.0),
+            optimize_idle_s=_float(env, "PROBE_OPTIMIZE_IDLE_S", d.optimize_idle_s),
             record_interval_s=min(_float(env, "PROBE_RECORD_INTERVAL_S", d.record_interval_s, 0.1), RECORD_INTERVAL_S),
         )

@@ -9,7 +9,10 @@ is its schedule, apart from opening backends and answering:
   so a change is searchable within a moment;
 * dense vectors are filled in small batches (``fill_dense``) that yield whenever a search runs
   (``searching``) or a scan waits: searches never queue behind the embedder;
-* the progress ``index_status`` reports, and whether indexing is still in progress.
+* the progress ``index_status`` reports, and whether indexing is still in progress;
+* store upkeep: once the fill has finished and the owner has been idle a while, an Edge shard that
+  was written a lot since it was last optimized is optimized in a child process on a copy
+  (``storage/edge_optimize.py``), so that no search waits behind it.
 
 The engine keeps its own state under the schedule's lock (``lock``, ``wake``), so one snapshot
 covers both, and passes in what a step must tell it (``healthy``, ``progressed``, ``heartbeat``).
@@ -26,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import BackendUnavailable, ProbeError
 from ..records import IndexProgress
+from ..storage.edge_optimize import optimize_aside
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -35,6 +39,11 @@ log = logging.getLogger("probe.engine")  # the owner engine's log, as before the
 
 
 CHECKS = frozenset({"periodic", "startup"})  # scan reasons that look for changes; none is known yet
+# Store upkeep: optimize once the points written since the last optimization reach this share of the
+# collection, and at least this many (a small shard gains nothing: Edge plans no work below ~10 MB).
+OPTIMIZE_SHARE = 0.2
+OPTIMIZE_MIN_POINTS = 20_000
+UNOPTIMIZED_KEY = "store_unoptimized_points"  # manifest meta: the count, kept across restarts
 
 
 class IndexSchedule:
@@ -64,6 +73,8 @@ class IndexSchedule:
         self.scans_completed = 0
         self.last_report: dict | None = None
         self.repaired: str | None = None  # why the index was rebuilt on open; the next scan reports it
+        self.optimize_wanted = False  # the store is due an optimization (``upkeep_due``)
+        self._writes_seen: tuple[int, int] = (0, 0)  # (id of the store, its write counter) last counted
 
     # -- requests ----------------------------------------------------------------------------
     def request(self, paths=(), *, full: bool = False, reason: str = "changes") -> None:
@@ -145,6 +156,7 @@ class IndexSchedule:
         for done, box in waiters:
             box["report"] = report.to_dict()  # the same report `probe index` prints when it indexes itself
             done.set()
+        self.count_writes(ws)
         with self.lock:
             self.scans_completed += 1
             self.last_report = {k: v for k, v in report.to_dict().items() if k != "errors"}
@@ -203,8 +215,10 @@ class IndexSchedule:
             remaining = ws.manifest.counts()
             if remaining["chunks_dense"] >= remaining["chunks"] or not ws.manifest.pending_dense(1):
                 ws.store.flush()
+                wanted = self._optimization_due(ws)
                 with self.lock:
                     self.dense_pending = False
+                    self.optimize_wanted = wanted
                     self.progress.chunks_embedded = remaining["chunks_dense"]
 
     def should_yield(self) -> bool:
@@ -225,6 +239,44 @@ class IndexSchedule:
                 if self.searches == 0:
                     self._search_idle.set()
 
+    # -- store upkeep ------------------------------------------------------------------------
+    def count_writes(self, ws: Workspace) -> int | None:
+        """Points written to an Edge store since its last optimization (None: another store,
+        which optimizes itself), the manifest's count plus what this process wrote since."""
+        store = ws.store
+        if not hasattr(store, "swap_in"):
+            return None
+        seen_store, seen = self._writes_seen
+        delta = store.writes - (seen if seen_store == id(store) else 0)
+        raw = ws.manifest.get_meta(UNOPTIMIZED_KEY)
+        total = (int(raw) if raw else store.count()) + delta  # no count yet: an index never optimized
+        if delta or not raw:
+            ws.manifest.set_meta(UNOPTIMIZED_KEY, str(total))
+        self._writes_seen = (id(store), store.writes)
+        return total
+
+    def _optimization_due(self, ws: Workspace) -> bool:
+        unoptimized = self.count_writes(ws)
+        return unoptimized is not None and unoptimized >= max(OPTIMIZE_MIN_POINTS, OPTIMIZE_SHARE * store_points(ws))
+
+    def upkeep_due(self, idle_s: float, wait_s: float) -> bool:
+        """The store is due an optimization and the owner has been idle ``wait_s`` (0: never); call
+        with ``lock`` held."""
+        return self.optimize_wanted and wait_s > 0 and idle_s >= wait_s and not self.requested()
+
+    def optimize_store(self, ws: Workspace) -> bool | None:
+        """Optimize the store beside the one searches use (``optimize_aside``); a scan requested
+        or a stop meanwhile abandons it (it is tried again after the next fill)."""
+        log.info("optimizing the store in a child process")
+        result = optimize_aside(ws.store, abandon=lambda: self._stop.is_set() or self.requested())
+        if result is not None:  # done, or nothing to do: count from here
+            ws.manifest.set_meta(UNOPTIMIZED_KEY, "0")
+            self._writes_seen = (id(ws.store), ws.store.writes)
+        log.info("store optimization: %s", {True: "done", False: "nothing to do", None: "abandoned"}[result])
+        with self.lock:
+            self.optimize_wanted = False
+        return result
+
     # -- what index_status shows ---------------------------------------------------------------
     def failed(self, message: str) -> None:
         """A step failed (call with ``lock`` held): the progress says so until the next one."""
@@ -238,3 +290,8 @@ class IndexSchedule:
         return {"phase": p.phase, "files_scanned": p.files_scanned, "files_total": p.files_total,
                 "chunks_indexed": p.chunks_indexed, "chunks_embedded": p.chunks_embedded,
                 "chunks_total": p.chunks_total}
+
+
+def store_points(ws: Workspace) -> int:
+    """Points in the workspace's store, by the manifest's count (no store query)."""
+    return ws.manifest.counts()["chunks"]

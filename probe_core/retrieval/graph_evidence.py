@@ -14,6 +14,7 @@ as hits, they stretched and reshuffled the ranges around them).
 """
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 from ..storage.protocol import StoreHit
@@ -25,20 +26,24 @@ from .ranges import Range
 HUBS = 5  # the top hits whose neighbours gain evidence
 MAX_FANOUT = 12  # a name called from more places than this is a utility, not part of a concept
 MAX_DEFINITIONS = 3  # a called name defined more often than this is ambiguous: left out
+# The distinct names of one hub whose definitions are looked up, the first in line order: a bound
+# on a search's graph work whatever the repository (measured: at most 27 in a dev-set hub, 23 in
+# the monorepo's; a chunk is bounded, but a generated one can call hundreds).
+MAX_CALLED = 48
 LIST_LIMIT = 20
 _DEFINITION_KINDS = frozenset({"function", "method", "class", "struct", "interface", "trait", "enum", "type",
                                "impl", "macro", "constructor"})
 
 
 def _neighbour_lines(graph, path: str, start: int, end: int, name: str | None,
-                     defines: bool) -> set[tuple[str, int]]:
+                     defines: bool, definitions: Callable[[str], tuple[tuple[str, int], ...]]) -> set[tuple[str, int]]:
     """(path, line) of the definitions this range calls, the call sites of what it defines, and
-    the types its definition extends or is extended by."""
+    the types its definition extends or is extended by. ``definitions(name)``: the (path, line) of
+    a name's definitions when there are 1 to ``MAX_DEFINITIONS`` of them (asked once per name)."""
     out: set[tuple[str, int]] = set()
-    for ref in graph.refs_in(path, start, end, ("call",)):
-        defs = graph.symbols_named(ref.name, limit=MAX_DEFINITIONS + 1)  # enough to tell "too many"
-        if 0 < len(defs) <= MAX_DEFINITIONS:
-            out.update((d.path, d.line) for d in defs)
+    called = dict.fromkeys(ref.name for ref in graph.refs_in(path, start, end, ("call",)))  # by line
+    for callee in list(called)[:MAX_CALLED]:
+        out.update(definitions(callee))
     if name and defines:
         callers = graph.refs_named(name, ("call",), limit=MAX_FANOUT + 1)  # a common name: not read whole
         if len(callers) <= MAX_FANOUT:
@@ -46,9 +51,7 @@ def _neighbour_lines(graph, path: str, start: int, end: int, name: str | None,
         for edge in graph.edges_to(name, limit=MAX_FANOUT):  # subtypes / implementors
             out.add((edge.path, edge.line))
         for edge in graph.edges_from(name):  # what it extends
-            parents = graph.symbols_named(edge.parent, limit=MAX_DEFINITIONS + 1)
-            if 0 < len(parents) <= MAX_DEFINITIONS:
-                out.update((d.path, d.line) for d in parents)
+            out.update(definitions(edge.parent))
     return {(p, ln) for p, ln in out if not (p == path and start <= ln <= end)}
 
 
@@ -57,7 +60,15 @@ def graph_list(ws: Workspace, hits: list[StoreHit], allowed: Callable[[str], boo
     from ..intel.build import graph_store
 
     graph = graph_store(ws)
-    chunks = ChunkLocator(ws, few_lines=True)
+    chunk_at = functools.cache(ChunkLocator(ws, few_lines=True).at)  # hubs share neighbours: one lookup each
+
+    @functools.cache
+    def definitions(name: str) -> tuple[tuple[str, int], ...]:
+        """A name's definitions, read once per search: a hub calls a name many times, and the top
+        hits of one question call the same helpers (a monorepo's hubs made ~30 reads a search)."""
+        defs = graph.symbols_named(name, limit=MAX_DEFINITIONS + 1)  # enough to tell "too many"
+        return tuple((d.path, d.line) for d in defs) if len(defs) <= MAX_DEFINITIONS else ()
+
     scores: dict[str, float] = {}
     where: dict[str, tuple[str, int]] = {}  # ties go to the earlier place in the tree, not the id (rank_fusion.tie_order)
     hub_ids = {h.id for h in hits[:HUBS]}
@@ -67,10 +78,10 @@ def graph_list(ws: Workspace, hits: list[StoreHit], allowed: Callable[[str], boo
         name = symbol.split(".")[-1] if symbol else None
         defines = p.get("symbol_kind") in _DEFINITION_KINDS
         for path, line in _neighbour_lines(graph, p["file_path"], int(p["start_line"]), int(p["end_line"]),
-                                           name, defines):
+                                           name, defines, definitions):
             if not allowed(path):
                 continue
-            row = chunks.at(path, line)
+            row = chunk_at(path, line)
             if row is not None and row.point_id not in hub_ids:
                 scores[row.point_id] = scores.get(row.point_id, 0.0) + 1.0 / rank
                 where[row.point_id] = (path, row.start_line)

@@ -14,6 +14,8 @@ their long payload keys are recognised.
 """
 from __future__ import annotations
 
+import os
+import shutil
 import threading
 import uuid
 from contextlib import contextmanager
@@ -25,6 +27,7 @@ import qdrant_edge as qe
 from ..errors import BackendUnavailable, IndexConfigMismatch, IndexLocked, ProbeError
 from .damage import edge_words, shard_problem, store_damaged
 from .disk_space import ensure_free_space
+from .edge_optimize import OLD_SUFFIX
 from .edge_payload import PayloadKeys
 from .protocol import DENSE, KEYWORD_FIELDS, SPARSE, HybridQuery, StoreFilter, StoreHit, StorePoint
 
@@ -79,11 +82,17 @@ class EdgeStore:
         self._shard: qe.EdgeShard | None = None
         self._keys = PayloadKeys.SHORT  # a shard made before short keys: LONG, found at load
         self._lock = threading.RLock()
+        self.writes = 0  # points written (one per filter update) since open: ``edge_optimize.py`` checks and counts them
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _open(self, dimensions: int | None) -> qe.EdgeShard:
         if self._shard is not None:
             return self._shard
+        old = self.path.with_name(self.path.name + OLD_SUFFIX)
+        if not self.path.exists() and old.exists():  # a crash mid-swap (``swap_in``): the files from before it
+            os.rename(old, self.path)
+        elif old.exists():  # a crash after the swap, before the old files were deleted
+            shutil.rmtree(old, ignore_errors=True)
         exists = (self.path / "wal").exists() or (self.path / "segments").exists()
         ensure_free_space(self.path, opening=True)  # a load may allocate ~70 MB
         if exists and (problem := shard_problem(self.path)) is not None:
@@ -163,14 +172,39 @@ class EdgeStore:
                 self._shard = None
 
     def optimize(self) -> bool:
-        """Merge and index the shard's segments (Qdrant's optimizers, in-process); True when any
-        changed. Not called by Probe yet: on the 2.9M-line monorepo's 137k lexical points it took
-        ~30 s of CPU (200 s wall under load) and holds the store's lock meanwhile, and it cut a
-        BM25 query's store time from ~5.8 to ~3.6 ms (``docs/benchmarks.md``, "Search cost against
-        repository size"). The dense fill rewrites every point, so the time to call it is when the
-        fill has finished and the owner is idle."""
+        """Merge and index the shard's segments (Qdrant's optimizers) in this process, True when any
+        changed. It holds the GIL and the store's lock throughout (14–32 s of CPU measured on the
+        monorepo's 137k points): the owner uses ``edge_optimize.optimize_aside`` instead, which runs it in a
+        child process on a copy and swaps the result in (``swap_in``)."""
         with self._using():
             return bool(self._s().optimize())
+
+    def flushed_writes(self) -> int:
+        """Flush, and return the write counter to compare with later (``edge_optimize``)."""
+        with self._using():
+            self._s().flush()
+            return self.writes
+
+    def swap_in(self, optimized: Path, writes: int) -> bool:
+        """Replace the shard's files with ``optimized`` (a copy of them taken at ``writes``, then
+        optimized) and reopen; False, and nothing changed, when the shard was written since."""
+        old = self.path.with_name(self.path.name + OLD_SUFFIX)
+        shutil.rmtree(old, ignore_errors=True)
+        with self._using():  # searches wait from here: a close and a load (~1-2 s at 137k points)
+            if self.writes != writes:
+                return False
+            self.close()
+            os.rename(self.path, old)
+            os.rename(optimized, self.path)
+            try:
+                self._open(None)
+            except Exception:  # the optimized copy does not open: back to the files from before
+                shutil.rmtree(self.path, ignore_errors=True)
+                os.rename(old, self.path)
+                self._open(None)
+                raise
+        shutil.rmtree(old, ignore_errors=True)  # outside the lock: deleting 300 MB takes seconds
+        return True
 
     # -- writes ------------------------------------------------------------------------------
     def upsert(self, points: list[StorePoint]) -> None:
@@ -185,6 +219,7 @@ class EdgeStore:
                     vec[DENSE] = [float(x) for x in p.dense]
                 out.append(qe.Point(uuid.UUID(p.id), vec, self._keys.encode(p.payload)))
             shard.update(qe.UpdateOperation.upsert_points(out))
+            self.writes += len(out)
 
     def set_dense(self, ids: list[str], vectors: np.ndarray) -> None:
         if not ids:
@@ -192,12 +227,14 @@ class EdgeStore:
         pv = [qe.PointVectors(uuid.UUID(i), {DENSE: v.astype(float).tolist()}) for i, v in zip(ids, vectors)]
         with self._using():
             self._s().update(qe.UpdateOperation.update_vectors(pv))
+            self.writes += len(pv)
 
     def set_payload(self, flt: StoreFilter, payload: dict) -> None:
         if flt.is_empty():
             raise ValueError("set_payload needs a non-empty filter")
         with self._using():
             self._s().update(qe.UpdateOperation.set_payload_by_filter(self._flt(flt), self._keys.encode(payload)))
+            self.writes += 1
 
     def dense_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
@@ -215,21 +252,25 @@ class EdgeStore:
             with self._using():
                 self._s().update(qe.UpdateOperation.set_payload([uuid.UUID(i) for i in ids],
                                                                 self._keys.encode(payload)))
+                self.writes += len(ids)
 
     def delete_file(self, workspace_id: str, path: str) -> None:
         with self._using():
             flt = self._flt(StoreFilter(workspace_id=workspace_id, file_paths=[path]))
             self._s().update(qe.UpdateOperation.delete_points_by_filter(flt))
+            self.writes += 1
 
     def delete_ids(self, ids: list[str]) -> None:
         if ids:
             with self._using():
                 self._s().update(qe.UpdateOperation.delete_points([uuid.UUID(i) for i in ids]))
+                self.writes += len(ids)
 
     def delete_workspace(self, workspace_id: str) -> None:
         with self._using():
             flt = self._flt(StoreFilter(workspace_id=workspace_id))
             self._s().update(qe.UpdateOperation.delete_points_by_filter(flt))
+            self.writes += 1
 
     # -- reads -------------------------------------------------------------------------------
     def hybrid_query(self, query: HybridQuery) -> list[StoreHit]:
