@@ -31,6 +31,11 @@ from .edge_optimize import OLD_SUFFIX
 from .edge_payload import PayloadKeys
 from .protocol import DENSE, KEYWORD_FIELDS, SPARSE, HybridQuery, StoreFilter, StoreHit, StorePoint
 
+# Dense search reads every vector (as an unoptimized, appendable segment does anyway): once the
+# store is optimized (``edge_optimize``) a segment past Qdrant's indexing threshold gets an HNSW
+# graph, whose approximate answers would make rankings depend on when the owner last optimized.
+EXACT = qe.SearchParams(exact=True)
+
 
 # keyword indexes of a new shard: the protocol's fields that ``_filter`` selects on in a one-workspace shard
 EDGE_KEYWORD_FIELDS = tuple(f for f in KEYWORD_FIELDS if f not in ("repo_id", "project_id", "symbol"))
@@ -284,8 +289,8 @@ class EdgeStore:
         requests = [qe.QueryRequest(limit=query.prefetch_limit, query=sparse, filter=flt)]
         weights = [query.weights[1]]
         if dense is not None:
-            prefetches.insert(0, qe.Prefetch(limit=query.prefetch_limit, query=dense, filter=flt))
-            requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt))
+            prefetches.insert(0, qe.Prefetch(limit=query.prefetch_limit, query=dense, filter=flt, params=EXACT))
+            requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt, params=EXACT))
             weights.insert(0, query.weights[0])
         fused = qe.QueryRequest(
             limit=query.limit,
@@ -306,7 +311,8 @@ class EdgeStore:
         candidates and ranks."""
         requests = [qe.QueryRequest(limit=query.prefetch_limit, query=sparse, filter=flt, with_payload=True)]
         if dense is not None:
-            requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt, with_payload=True))
+            requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt, with_payload=True,
+                                               params=EXACT))
         with self._using():
             lists = self._s().query_batch(qe.QueryBatchRequest(requests))
         dense_pts, sparse_pts = (lists[0] if dense is not None else []), lists[-1]
