@@ -1,19 +1,21 @@
-"""Graph layout 7 → 8, in place: uses and imports packed per file (``store.py``, ``packing.py``).
+"""Graph layout 7 → 8, in place: uses and imports packed per file, word ids per file compressed
+(``store.py``, ``packing.py``).
 
 Rebuilding the graph instead would read and parse every file again (minutes on a monorepo) and,
 meanwhile, leave search without its word postings. Layout 7 holds everything layout 8 does, so the
 rows are converted in one transaction (~10 s for a 2.9M-line monorepo's 2.9M uses); the word
-postings, names, files, symbols and edges are kept as they are. Ids do not change, so a use keeps its names.
+postings, names, symbols and edges are kept as they are. Ids do not change, so a use keeps its names.
 The file keeps the freed pages for its next rows unless it was made with incremental auto-vacuum
 (a manifest made since schema 4), which gives them back.
 """
 from __future__ import annotations
 
 import logging
+from array import array
 from collections import defaultdict
 
 from .model import Import
-from .packing import pack_imports, pack_rows
+from .packing import pack_imports, pack_rows, pack_terms
 
 log = logging.getLogger("probe.intel")
 
@@ -34,6 +36,9 @@ def to_packed(db, schema: str, version: str) -> bool:
             if statement.strip():
                 db.execute(statement)
         _pack(db)
+        db.executemany("UPDATE graph_files SET terms=? WHERE id=?", [
+            (pack_terms(list(array("I", terms))), file_id)
+            for file_id, terms in db.execute("SELECT id, terms FROM graph_files WHERE terms IS NOT NULL").fetchall()])
         for table in ("graph_refs_v7", "graph_imports"):
             db.execute(f"DROP TABLE {table}")
         db.execute("UPDATE graph_meta SET value=? WHERE key='version'", (version,))
@@ -42,7 +47,7 @@ def to_packed(db, schema: str, version: str) -> bool:
         raise
     db.execute("COMMIT")
     if db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:  # incremental: give the freed pages back
-        db.execute("PRAGMA incremental_vacuum")
+        db.executescript("PRAGMA incremental_vacuum;")  # stepped to its end (execute frees one page a step)
     log.info("symbol graph: uses packed per file (layout %s → %s)", FROM_VERSION, version)
     return True
 

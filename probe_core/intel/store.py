@@ -11,7 +11,6 @@ import logging
 import sqlite3
 import threading
 import uuid
-from array import array
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -19,7 +18,8 @@ from ..storage.damage import CheckedConnection
 from .file_index import FileIndex
 from . import migrate
 from .model import Edge, FileGraph, Import, Ref, Symbol
-from .packing import Uses, kind_bits, pack_imports, pack_uses, to_ref, unpack_imports, used_names
+from .packing import (Uses, UsesCache, kind_bits, pack_imports, pack_terms, pack_uses, to_ref, unpack_imports,
+                      unpack_terms, used_names)
 
 log = logging.getLogger("probe.intel")
 
@@ -30,7 +30,8 @@ GRAPH_VERSION = "8"  # bump when extraction or the layout changes: stored graphs
 # source): a file's uses are one compressed row of `graph_uses` (``packing.py``, with its imports),
 # found through `graph_refs`, a posting list name → files with a bit per kind of use. `graph_postings` is the word index the exact-match lists read
 # (``retrieval/term_index.py``): one (term, file) row per distinct word of a file, no rowid, and
-# the file's own term ids in `graph_files.terms` so that replacing a file deletes exactly its rows.
+# the file's own term ids in `graph_files.terms` (``packing.pack_terms``) so that replacing a file deletes
+# exactly its rows.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS graph_files (
@@ -67,6 +68,7 @@ _ALL_TABLES = ("graph_files", "graph_symbols", "graph_names", "graph_refs", "gra
 _SYMBOL_FROM = ("SELECT s.id, s.path, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.parent,"
                 " s.language FROM graph_symbols s")
 _BATCH_IDS = 500  # host parameters per IN (...)
+_UNPACK_FILES = 64  # files read at a time by refs_named (it stops at its limit)
 QUEUE_FILES = 200  # files the indexer's per-file updates are written in one transaction with
 
 
@@ -90,6 +92,7 @@ class GraphStore:
         self.changes = 0  # counts this connection's writes (the process owning the workspace is the only writer)
         self.in_step: tuple | None = None  # build.ensure_graph's key when the graph last matched the manifest
         self._index: tuple[tuple[int, int], FileIndex] | None = None
+        self._unpacked = UsesCache()
         self._queued: list[tuple[FileGraph, str, set[bytes] | None]] = []
         with self._lock:
             self._db.execute("CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -206,7 +209,7 @@ class GraphStore:
                 db.execute("DELETE FROM graph_uses WHERE file=?", (file_id,))
             if terms:
                 db.executemany("DELETE FROM graph_postings WHERE term=? AND file=?",
-                               [(t, file_id) for t in array("I", terms)])
+                               [(t, file_id) for t in unpack_terms(terms)])
             db.execute("DELETE FROM graph_files WHERE id=?", (file_id,))
         db.execute("DELETE FROM graph_symbols WHERE path=?", (path,))
         db.execute("DELETE FROM graph_edges WHERE path=?", (path,))
@@ -216,7 +219,7 @@ class GraphStore:
         """The file's rows but its postings (the caller writes a batch's postings and uses' posting
         entries, ``posted``, at once); its id."""
         db = self._db
-        blob = None if terms is None else array("I", terms).tobytes()
+        blob = None if terms is None else pack_terms(terms)
         file_id = db.execute("INSERT INTO graph_files(path, file_hash, language, lines, terms) VALUES(?,?,?,?,?)",
                              (g.path, file_hash, g.language, g.lines, blob)).lastrowid
         db.executemany(
@@ -313,14 +316,19 @@ class GraphStore:
             if row is None:
                 return []
             name_id = row[0]
-            for path, blob in self._db.execute(
-                    "SELECT f.path, u.uses FROM graph_refs r JOIN graph_files f ON f.id = r.file"
-                    " JOIN graph_uses u ON u.file = r.file WHERE r.name = ? AND r.kind & ? ORDER BY f.path",
-                    (name_id, bits)):
-                uses = Uses(blob)
-                rows = [r for r in uses.rows(uses.positions_of(name_id)) if (1 << r[3]) & bits]
-                rows.sort(key=lambda r: (r[2], r[3], r[0]))  # by line; a line's as an index (name, kind) gave them
-                found.extend((path, r) for r in rows)
+            files = self._db.execute(
+                "SELECT r.file, f.path FROM graph_refs r JOIN graph_files f ON f.id = r.file"
+                " WHERE r.name = ? AND r.kind & ? ORDER BY f.path", (name_id, bits)).fetchall()
+            for start in range(0, len(files), _UNPACK_FILES):
+                part = files[start:start + _UNPACK_FILES]
+                unpacked = self._unpacked.get(self._db, [f for f, _ in part], self._state())
+                for file_id, path in part:
+                    uses = unpacked.get(file_id)
+                    if uses is None:
+                        continue
+                    rows = [r for r in uses.rows(uses.positions_of(name_id)) if (1 << r[3]) & bits]
+                    rows.sort(key=lambda r: (r[2], r[3], r[0]))  # by line; a line's as an index (name, kind) gave them
+                    found.extend((path, r) for r in rows)
                 if limit is not None and len(found) >= limit:
                     del found[limit:]
                     break
@@ -333,14 +341,17 @@ class GraphStore:
         with self._lock:
             if self._queued:
                 self.flush()
-            row = self._db.execute("SELECT u.uses FROM graph_uses u JOIN graph_files f ON f.id = u.file"
-                                   " WHERE f.path=?", (path,)).fetchone()
-            if row is None or not bits:
+            row = self._db.execute("SELECT id FROM graph_files WHERE path=?", (path,)).fetchone()
+            uses = self._unpacked.get(self._db, [row[0]], self._state()).get(row[0]) if row and bits else None
+            if uses is None:
                 return []
-            uses = Uses(row[0])
             found = [r for r in uses.rows(uses.between(start, end)) if (1 << r[3]) & bits]
             names = self._names({i for r in found for i in (r[1], r[4], r[5]) if i})
         return [to_ref(path, r, names) for r in found]
+
+    def _state(self) -> tuple[int, int]:
+        """Moves with every write, this connection's or another process's (under the lock)."""
+        return self.changes, self._db.execute("PRAGMA data_version").fetchone()[0]
 
     def _names(self, ids: set[int]) -> dict[int, str]:
         """id → name of ``graph_names`` rows (under the lock)."""
