@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..errors import IndexDamaged
 from ..storage.damage import CheckedConnection
 from .file_index import FileIndex
 from . import migrate
@@ -98,8 +99,9 @@ class GraphStore:
             self._db.execute("CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             version = self._db.execute("SELECT value FROM graph_meta WHERE key='version'").fetchone()
             if version is not None and version[0] == migrate.FROM_VERSION:
-                migrate.to_packed(self._db, _SCHEMA, GRAPH_VERSION)
-            elif version is None or version[0] != GRAPH_VERSION:  # an older layout: rebuilt lazily
+                self._migrate()
+                version = self._db.execute("SELECT value FROM graph_meta WHERE key='version'").fetchone()
+            if version is None or version[0] != GRAPH_VERSION:  # an older layout: rebuilt lazily
                 for table in _ALL_TABLES:
                     self._db.execute(f"DROP TABLE IF EXISTS {table}")
                 self._db.execute("INSERT OR REPLACE INTO graph_meta(key, value) VALUES('version', ?)",
@@ -108,6 +110,16 @@ class GraphStore:
                 self._db.execute("INSERT OR REPLACE INTO graph_meta(key, value) VALUES('terms_epoch', ?)",
                                  (uuid.uuid4().hex,))
             self._db.executescript(_SCHEMA)
+
+    def _migrate(self) -> None:
+        """The layout before packed uses, converted in place; when that fails it is left as it was,
+        to be dropped and made again from the files like any older layout."""
+        try:
+            migrate.to_packed(self._db, _SCHEMA, GRAPH_VERSION)
+        except IndexDamaged:
+            raise
+        except Exception:  # noqa: BLE001 - a full disk, a garbled row: rebuilding from the files still works
+            log.warning("converting the symbol graph in place failed; it is built again", exc_info=True)
 
     def close(self) -> None:
         with self._lock:

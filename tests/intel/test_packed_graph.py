@@ -160,3 +160,26 @@ def test_an_index_of_the_older_layout_is_migrated_in_place_and_answers_the_same(
         assert store._rows("SELECT COUNT(*) FROM graph_postings")[0][0] == postings - len(unpack_terms(terms)) > 0
     finally:
         ws.close()
+
+
+def test_a_conversion_that_fails_leaves_a_graph_made_again_from_the_files(project, monkeypatch):
+    """A layout-7 graph that cannot be converted (here: the conversion raises) is dropped, as any
+    older layout is, and graphed again from the files: the answers stay right."""
+    from probe_core.intel import migrate
+
+    ws = project("pyproj")
+    before = find_callers(ws, "factorial").to_dict()
+    root = ws.root
+    ws.close()
+    _to_layout_7(root / ".probe" / "manifest.sqlite")
+
+    def broken(db):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(migrate, "_pack", broken)
+    ws = Workspace.open(root)
+    try:
+        assert graph_store(ws).counts()["refs"] == 0  # dropped, not half converted
+        assert find_callers(ws, "factorial").to_dict() == before  # graphed again on the first query
+    finally:
+        ws.close()
