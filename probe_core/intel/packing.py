@@ -65,7 +65,7 @@ def pack_rows(rows: list[tuple[int, int, int, int, int, int]]) -> tuple[bytes, d
 class Uses:
     """One file's unpacked uses: columns read on demand."""
 
-    __slots__ = ("_raw", "n", "ids", "names", "_nt", "_lt", "_at")
+    __slots__ = ("_raw", "n", "ids", "names", "_nt", "_lt", "_at", "_cols")
 
     def __init__(self, blob: bytes):
         self._raw = raw = zlib.decompress(blob)
@@ -75,6 +75,7 @@ class Uses:
         self._nt, self._lt = ("I" if flags & _WIDE_NAMES else "H"), ("I" if flags & _WIDE_LINES else "H")
         self.ids = self._read("I", _HEAD.itemsize * 3, size)
         self.names = self._read(self._nt, self._at, self.n)  # dictionary positions, 1-based
+        self._cols: tuple[array, ...] | None = None
 
     def _read(self, typecode: str, at: int, count: int) -> array:
         col = array(typecode)
@@ -84,14 +85,17 @@ class Uses:
         return col
 
     def _columns(self) -> tuple[array, ...]:
-        """line, kind, qualifier, enclosing, enclosing line (after the names)."""
+        """line, kind, qualifier, enclosing, enclosing line (after the names), read once."""
+        if self._cols is not None:
+            return self._cols
         n, nt = self.n, self._nt
         lines_at = _HEAD.itemsize * 3 + len(self.ids) * self.ids.itemsize + n * self.names.itemsize
         lines = self._read(self._lt, lines_at, n)
         kinds = self._read("B", self._at, n)
         quals = self._read(nt, self._at, n)
         encls = self._read(nt, self._at, n)
-        return lines, kinds, quals, encls, self._read(self._lt, self._at, n)
+        self._cols = (lines, kinds, quals, encls, self._read(self._lt, self._at, n))
+        return self._cols
 
     def between(self, start: int, end: int) -> range:
         """Positions of the uses on lines ``start``..``end``."""
@@ -122,26 +126,34 @@ class Uses:
 
 
 class UsesCache:
-    """Unpacked files, the most recently read kept up to ``budget`` bytes: a query asks for a
-    name's uses more than once (the target's ranking, then its callers), search's graph evidence
-    asks for the same hits' files again. Emptied when the graph changes (``key``)."""
+    """Unpacked files, the most recently read kept up to ``budget`` bytes, with the names and file
+    ids met: a query asks for a name's uses more than once (the target's ranking, then its
+    callers), search's graph evidence asks for the same hits' files again. Emptied when the graph
+    changes (``fresh``)."""
 
     def __init__(self, budget: int = 32 << 20):
         self.budget, self.key, self.held = budget, None, 0
         self._files: OrderedDict[int, Uses] = OrderedDict()
+        self.names: dict[int, str] = {}  # graph_names id → name
+        self.file_ids: dict[str, int | None] = {}  # path → graph_files id
 
-    def get(self, db, file_ids: list[int], key) -> dict[int, Uses]:
-        """file id → its uses (files without uses are left out), read through ``db`` as needed."""
-        if key != self.key:
+    def fresh(self, key) -> None:
+        """Forget everything when ``key`` (the graph's state) moved, or the small maps grew large."""
+        if key != self.key or len(self.names) + len(self.file_ids) > 500_000:
             self.key, self.held = key, 0
             self._files.clear()
+            self.names.clear()
+            self.file_ids.clear()
+
+    def get(self, db, file_ids: list[int]) -> dict[int, Uses]:
+        """file id → its uses (files without uses are left out), read through ``db`` as needed."""
         missing = [f for f in file_ids if f not in self._files]
         for start in range(0, len(missing), 500):
             part = missing[start:start + 500]
             for file_id, blob in db.execute(
                     f"SELECT file, uses FROM graph_uses WHERE file IN ({','.join('?' * len(part))})", part):
                 uses = self._files[file_id] = Uses(blob)
-                self.held += len(uses._raw)
+                self.held += 2 * len(uses._raw)  # with its columns once read
         out = {}
         for f in file_ids:
             if f in self._files:
@@ -149,7 +161,7 @@ class UsesCache:
                 out[f] = self._files[f]
         while self.held > self.budget and len(self._files) > len(out):
             _, dropped = self._files.popitem(last=False)
-            self.held -= len(dropped._raw)
+            self.held -= 2 * len(dropped._raw)
         return out
 
 

@@ -321,19 +321,26 @@ class GraphStore:
         list names are unpacked in path order until ``limit`` uses are found."""
         bits = kind_bits(kinds or None)
         found: list[tuple[str, tuple]] = []
+        if limit is not None and limit <= 0:
+            return []
         with self._lock:
             if self._queued:
                 self.flush()
-            row = self._db.execute("SELECT id FROM graph_names WHERE name=?", (name,)).fetchone()
-            if row is None:
-                return []
-            name_id = row[0]
+            self._unpacked.fresh(self._state())
+            # each file posted with a kind asked for holds a use of it: ``limit`` files are enough
             files = self._db.execute(
-                "SELECT r.file, f.path FROM graph_refs r JOIN graph_files f ON f.id = r.file"
-                " WHERE r.name = ? AND r.kind & ? ORDER BY f.path", (name_id, bits)).fetchall()
-            for start in range(0, len(files), _UNPACK_FILES):
-                part = files[start:start + _UNPACK_FILES]
-                unpacked = self._unpacked.get(self._db, [f for f, _ in part], self._state())
+                "SELECT r.name, r.file, f.path FROM graph_refs r JOIN graph_files f ON f.id = r.file"
+                " WHERE r.name = (SELECT id FROM graph_names WHERE name=?) AND r.kind & ? ORDER BY f.path LIMIT ?",
+                (name, bits, limit or -1)).fetchall()
+            if not files:
+                return []
+            name_id = files[0][0]
+            files = [(f, path) for _, f, path in files]
+            start = 0
+            while start < len(files):
+                step = _UNPACK_FILES if limit is None else min(_UNPACK_FILES, limit - len(found))
+                part, start = files[start:start + step], start + step
+                unpacked = self._unpacked.get(self._db, [f for f, _ in part])
                 for file_id, path in part:
                     uses = unpacked.get(file_id)
                     if uses is None:
@@ -353,8 +360,13 @@ class GraphStore:
         with self._lock:
             if self._queued:
                 self.flush()
-            row = self._db.execute("SELECT id FROM graph_files WHERE path=?", (path,)).fetchone()
-            uses = self._unpacked.get(self._db, [row[0]], self._state()).get(row[0]) if row and bits else None
+            self._unpacked.fresh(self._state())
+            ids = self._unpacked.file_ids
+            if path not in ids:
+                row = self._db.execute("SELECT id FROM graph_files WHERE path=?", (path,)).fetchone()
+                ids[path] = row[0] if row else None
+            file_id = ids[path]
+            uses = self._unpacked.get(self._db, [file_id]).get(file_id) if file_id is not None and bits else None
             if uses is None:
                 return []
             found = [r for r in uses.rows(uses.between(start, end)) if (1 << r[3]) & bits]
@@ -366,13 +378,14 @@ class GraphStore:
         return self.changes, self._db.execute("PRAGMA data_version").fetchone()[0]
 
     def _names(self, ids: set[int]) -> dict[int, str]:
-        """id → name of ``graph_names`` rows (under the lock)."""
-        out, ids = {}, sorted(ids)
-        for start in range(0, len(ids), _BATCH_IDS):
-            part = ids[start:start + _BATCH_IDS]
-            out.update(self._db.execute(
+        """id → name of ``graph_names`` rows (under the lock, after ``self._unpacked.fresh``)."""
+        known = self._unpacked.names
+        missing = sorted(i for i in ids if i not in known)
+        for start in range(0, len(missing), _BATCH_IDS):
+            part = missing[start:start + _BATCH_IDS]
+            known.update(self._db.execute(
                 f"SELECT id, name FROM graph_names WHERE id IN ({','.join('?' * len(part))})", part))
-        return out
+        return {i: known[i] for i in ids}  # read after the lock is let go: not the shared map
 
     def imports_of(self, path: str) -> list[Import]:
         rows = self._rows("SELECT u.imports FROM graph_uses u JOIN graph_files f ON f.id = u.file WHERE f.path=?",
