@@ -16,8 +16,8 @@ from pathlib import Path
 
 from ..errors import IndexDamaged
 from ..storage.damage import CheckedConnection
-from .file_index import FileIndex
 from . import migrate
+from .file_index import FileIndex
 from .model import Edge, FileGraph, Import, Ref, Symbol
 from .packing import (Uses, UsesCache, kind_bits, pack_imports, pack_terms, pack_uses, to_ref, unpack_imports,
                       unpack_terms, used_names)
@@ -29,10 +29,10 @@ GRAPH_VERSION = "8"  # bump when extraction or the layout changes: stored graphs
 
 # Compact by design (a 2.9M-line monorepo's uses took 158 MB as rows with two indexes, 1.7× the
 # source): a file's uses are one compressed row of `graph_uses` (``packing.py``, with its imports),
-# found through `graph_refs`, a posting list name → files with a bit per kind of use. `graph_postings` is the word index the exact-match lists read
-# (``retrieval/term_index.py``): one (term, file) row per distinct word of a file, no rowid, and
-# the file's own term ids in `graph_files.terms` (``packing.pack_terms``) so that replacing a file deletes
-# exactly its rows.
+# found through `graph_refs`, a posting list name → files with a bit per kind of use.
+# `graph_postings` is the word index the exact-match lists read (``retrieval/term_index.py``): one
+# (term, file) row per distinct word of a file, no rowid, and the file's own term ids in
+# `graph_files.terms` (``packing.pack_terms``) so that replacing a file deletes exactly its rows.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS graph_files (
