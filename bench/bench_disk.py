@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 STORE_PARTS = {"dense vectors": "vector_storage-dense", "sparse vectors": "vector_storage-bm25",
                "sparse index": "vector_index-bm25", "payload": "payload_storage",
                "payload indexes": "payload_index", "wal": "/wal/"}
-TABLES = {"graph uses": ("graph_refs", "graph_names", "sqlite_autoindex_graph_names"),
+TABLES = {"graph uses": ("graph_refs", "graph_uses", "graph_names", "sqlite_autoindex_graph_names"),
           "word postings": ("graph_postings", "graph_terms", "sqlite_autoindex_graph_terms", "graph_files"),
           "symbols, edges, imports": ("graph_symbols", "graph_edges", "graph_imports"),
           "dense queue": ("pending", "sqlite_autoindex_pending"),

@@ -189,7 +189,7 @@ def table(before: dict, after: dict) -> str:
         (".probe/ MB apparent (allocated)", lambda d: f"{d['probe_dir_mb']} ({d.get('probe_dir_allocated_mb', '—')})"),
         ("store MB allocated", lambda d: f"{d.get('store_allocated_mb', '—')}"),
         ("manifest.sqlite MB", lambda d: f"{d['probe_files_mb'].get('manifest.sqlite', 0)}"),
-        ("graph uses (graph_refs + indexes + names) MB", lambda d: f"{tables(d, ('graph_refs', 'graph_names', 'sqlite_autoindex_graph_names'))}"),
+        ("graph uses (graph_refs, graph_uses + names) MB", lambda d: f"{tables(d, ('graph_refs', 'graph_uses', 'graph_names', 'sqlite_autoindex_graph_names'))}"),
         ("word postings (postings, terms, graph_files) MB", lambda d: f"{tables(d, ('graph_postings', 'graph_terms', 'sqlite_autoindex_graph_terms', 'graph_files'))}"),
         ("pending_dense (+ indexes) MB", lambda d: f"{tables(d, ('pending', 'sqlite_autoindex_pending'))}"),
         ("chunks (+ indexes) MB", lambda d: f"{tables(d, ('chunks', 'sqlite_autoindex_chunks'))}"),

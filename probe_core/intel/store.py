@@ -11,23 +11,28 @@ import logging
 import sqlite3
 import threading
 import uuid
-from array import array
 from collections.abc import Iterable
 from pathlib import Path
 
+from ..errors import IndexDamaged
 from ..storage.damage import CheckedConnection
+from . import migrate
 from .file_index import FileIndex
 from .model import Edge, FileGraph, Import, Ref, Symbol
+from .packing import (Uses, UsesCache, kind_bits, pack_imports, pack_terms, pack_uses, to_ref, unpack_imports,
+                      unpack_terms, used_names)
 
 log = logging.getLogger("probe.intel")
 
-GRAPH_VERSION = "7"  # bump when extraction or the layout changes: stored graphs are then rebuilt
+GRAPH_VERSION = "8"  # bump when extraction or the layout changes: stored graphs are then rebuilt
+# (version 7, the layout before packed uses, is migrated in place instead: ``migrate.py``)
 
-# Compact by design (a 1.87M-line monorepo's graph took ~400 MB as strings): uses (`graph_refs`,
-# by far the most rows) hold integers, a file id and ids of `graph_names`; `graph_postings` is the
-# word index the exact-match lists read (``retrieval/term_index.py``): one (term, file) row per
-# distinct word of a file, no rowid, and the file's own term ids in `graph_files.terms` so that
-# replacing a file deletes exactly its rows.
+# Compact by design (a 2.9M-line monorepo's uses took 158 MB as rows with two indexes, 1.7× the
+# source): a file's uses are one compressed row of `graph_uses` (``packing.py``, with its imports),
+# found through `graph_refs`, a posting list name → files with a bit per kind of use.
+# `graph_postings` is the word index the exact-match lists read (``retrieval/term_index.py``): one
+# (term, file) row per distinct word of a file, no rowid, and the file's own term ids in
+# `graph_files.terms` (``packing.pack_terms``) so that replacing a file deletes exactly its rows.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS graph_files (
@@ -44,11 +49,9 @@ CREATE INDEX IF NOT EXISTS graph_symbols_path ON graph_symbols(path, line);
 CREATE INDEX IF NOT EXISTS graph_symbols_parent ON graph_symbols(parent);
 CREATE TABLE IF NOT EXISTS graph_names (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS graph_refs (
-    file INTEGER NOT NULL, line INTEGER NOT NULL, name INTEGER NOT NULL, qualifier INTEGER,
-    kind INTEGER NOT NULL, enclosing INTEGER, enclosing_line INTEGER
-);
-CREATE INDEX IF NOT EXISTS graph_refs_name ON graph_refs(name, kind);
-CREATE INDEX IF NOT EXISTS graph_refs_file ON graph_refs(file, line);
+    name INTEGER NOT NULL, file INTEGER NOT NULL, kind INTEGER NOT NULL, PRIMARY KEY (name, file)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS graph_uses (file INTEGER PRIMARY KEY, uses BLOB NOT NULL, imports BLOB);
 CREATE TABLE IF NOT EXISTS graph_edges (
     path TEXT NOT NULL, line INTEGER NOT NULL, child TEXT NOT NULL, parent TEXT NOT NULL,
     kind TEXT NOT NULL, parent_qualifier TEXT
@@ -56,30 +59,18 @@ CREATE TABLE IF NOT EXISTS graph_edges (
 CREATE INDEX IF NOT EXISTS graph_edges_parent ON graph_edges(parent);
 CREATE INDEX IF NOT EXISTS graph_edges_child ON graph_edges(child);
 CREATE INDEX IF NOT EXISTS graph_edges_path ON graph_edges(path);
-CREATE TABLE IF NOT EXISTS graph_imports (
-    path TEXT NOT NULL, line INTEGER NOT NULL, module TEXT NOT NULL, name TEXT, alias TEXT
-);
-CREATE INDEX IF NOT EXISTS graph_imports_path ON graph_imports(path);
 CREATE TABLE IF NOT EXISTS graph_terms (id INTEGER PRIMARY KEY, term BLOB NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS graph_postings (
     term INTEGER NOT NULL, file INTEGER NOT NULL, PRIMARY KEY (term, file)
 ) WITHOUT ROWID;
 """
-_PATH_TABLES = ("graph_symbols", "graph_edges", "graph_imports")
-_ALL_TABLES = ("graph_files", "graph_symbols", "graph_names", "graph_refs", "graph_edges", "graph_imports",
-               "graph_terms", "graph_postings")
-_REF_KINDS = ("call", "ref", "import")  # graph_refs.kind is the position in this tuple
-_SYMBOL_COLS = "id, path, name, qualname, kind, line, end_line, signature, doc, parent, language"
-# a use, with its strings joined back (file path, names)
-_REF_SELECT = ("SELECT f.path, r.line, n.name, q.name, r.kind, e.name, r.enclosing_line FROM graph_refs r"
-               " JOIN graph_files f ON f.id = r.file JOIN graph_names n ON n.id = r.name"
-               " LEFT JOIN graph_names q ON q.id = r.qualifier LEFT JOIN graph_names e ON e.id = r.enclosing")
+_ALL_TABLES = ("graph_files", "graph_symbols", "graph_names", "graph_refs", "graph_uses", "graph_edges",
+               "graph_imports", "graph_terms", "graph_postings")
+_SYMBOL_FROM = ("SELECT s.id, s.path, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.parent,"
+                " s.language FROM graph_symbols s")
 _BATCH_IDS = 500  # host parameters per IN (...)
+_UNPACK_FILES = 64  # files read at a time by refs_named (it stops at its limit)
 QUEUE_FILES = 200  # files the indexer's per-file updates are written in one transaction with
-
-
-def _ref(row) -> Ref:
-    return Ref(row[0], row[1], row[2], row[3], _REF_KINDS[row[4]], row[5], row[6])
 
 
 def _symbol(row) -> Symbol:
@@ -102,10 +93,14 @@ class GraphStore:
         self.changes = 0  # counts this connection's writes (the process owning the workspace is the only writer)
         self.in_step: tuple | None = None  # build.ensure_graph's key when the graph last matched the manifest
         self._index: tuple[tuple[int, int], FileIndex] | None = None
+        self._unpacked = UsesCache()
         self._queued: list[tuple[FileGraph, str, set[bytes] | None]] = []
         with self._lock:
             self._db.execute("CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             version = self._db.execute("SELECT value FROM graph_meta WHERE key='version'").fetchone()
+            if version is not None and version[0] == migrate.FROM_VERSION:
+                self._migrate()
+                version = self._db.execute("SELECT value FROM graph_meta WHERE key='version'").fetchone()
             if version is None or version[0] != GRAPH_VERSION:  # an older layout: rebuilt lazily
                 for table in _ALL_TABLES:
                     self._db.execute(f"DROP TABLE IF EXISTS {table}")
@@ -115,6 +110,16 @@ class GraphStore:
                 self._db.execute("INSERT OR REPLACE INTO graph_meta(key, value) VALUES('terms_epoch', ?)",
                                  (uuid.uuid4().hex,))
             self._db.executescript(_SCHEMA)
+
+    def _migrate(self) -> None:
+        """The layout before packed uses, converted in place; when that fails it is left as it was,
+        to be dropped and made again from the files like any older layout."""
+        try:
+            migrate.to_packed(self._db, _SCHEMA, GRAPH_VERSION)
+        except IndexDamaged:
+            raise
+        except Exception:  # noqa: BLE001 - a full disk, a garbled row: rebuilding from the files still works
+            log.warning("converting the symbol graph in place failed; it is built again", exc_info=True)
 
     def close(self) -> None:
         with self._lock:
@@ -161,14 +166,17 @@ class GraphStore:
                     x for g, _, _ in graphs for r in g.refs for x in (r.name, r.qualifier, r.enclosing) if x is not None})
                 terms = self._ids("graph_terms", "term", {t for _, _, words in graphs for t in words or ()})
                 postings: list[tuple[int, int]] = []
+                posted: list[tuple[int, int, int]] = []
                 for graph, file_hash, words in graphs:
                     self._delete(graph.path)
                     ids = None if words is None else sorted(terms[t] for t in words)
-                    file_id = self._insert(graph, file_hash, names, ids)
+                    file_id = self._insert(graph, file_hash, names, ids, posted)
                     postings.extend((t, file_id) for t in ids or ())
                 # in key order: the inserts walk the B-tree once instead of jumping about it
                 postings.sort()
+                posted.sort()
                 self._db.executemany("INSERT INTO graph_postings(term, file) VALUES(?,?)", postings)
+                self._db.executemany("INSERT INTO graph_refs(name, file, kind) VALUES(?,?,?)", posted)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -202,21 +210,28 @@ class GraphStore:
         return out
 
     def _delete(self, path: str) -> None:
-        row = self._db.execute("SELECT id, terms FROM graph_files WHERE path=?", (path,)).fetchone()
+        db = self._db
+        row = db.execute("SELECT id, terms FROM graph_files WHERE path=?", (path,)).fetchone()
         if row is not None:
             file_id, terms = row
-            self._db.execute("DELETE FROM graph_refs WHERE file=?", (file_id,))
+            uses = db.execute("SELECT uses FROM graph_uses WHERE file=?", (file_id,)).fetchone()
+            if uses is not None:
+                db.executemany("DELETE FROM graph_refs WHERE name=? AND file=?",
+                               [(n, file_id) for n in sorted(used_names(uses[0]))])
+                db.execute("DELETE FROM graph_uses WHERE file=?", (file_id,))
             if terms:
-                self._db.executemany("DELETE FROM graph_postings WHERE term=? AND file=?",
-                                     [(t, file_id) for t in array("I", terms)])
-            self._db.execute("DELETE FROM graph_files WHERE id=?", (file_id,))
-        for table in _PATH_TABLES:
-            self._db.execute(f"DELETE FROM {table} WHERE path=?", (path,))
+                db.executemany("DELETE FROM graph_postings WHERE term=? AND file=?",
+                               [(t, file_id) for t in unpack_terms(terms)])
+            db.execute("DELETE FROM graph_files WHERE id=?", (file_id,))
+        db.execute("DELETE FROM graph_symbols WHERE path=?", (path,))
+        db.execute("DELETE FROM graph_edges WHERE path=?", (path,))
 
-    def _insert(self, g: FileGraph, file_hash: str, names: dict[str, int], terms: list[int] | None) -> int:
-        """The file's rows but its postings (the caller writes a batch's postings at once); its id."""
+    def _insert(self, g: FileGraph, file_hash: str, names: dict[str, int], terms: list[int] | None,
+                posted: list[tuple[int, int, int]]) -> int:
+        """The file's rows but its postings (the caller writes a batch's postings and uses' posting
+        entries, ``posted``, at once); its id."""
         db = self._db
-        blob = None if terms is None else array("I", terms).tobytes()
+        blob = None if terms is None else pack_terms(terms)
         file_id = db.execute("INSERT INTO graph_files(path, file_hash, language, lines, terms) VALUES(?,?,?,?,?)",
                              (g.path, file_hash, g.language, g.lines, blob)).lastrowid
         db.executemany(
@@ -224,16 +239,14 @@ class GraphStore:
             " language) VALUES(?,?,?,?,?,?,?,?,?,?)",
             [(s.path, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.parent,
               s.language) for s in g.symbols])
-        db.executemany(
-            "INSERT INTO graph_refs(file, line, name, qualifier, kind, enclosing, enclosing_line)"
-            " VALUES(?,?,?,?,?,?,?)",
-            [(file_id, r.line, names[r.name], names.get(r.qualifier), _REF_KINDS.index(r.kind),
-              names.get(r.enclosing), r.enclosing_line) for r in g.refs])
+        uses, entries = pack_uses(g.refs, names)
+        imports = pack_imports(g.imports)
+        if g.refs or imports:
+            db.execute("INSERT INTO graph_uses(file, uses, imports) VALUES(?,?,?)", (file_id, uses, imports))
+        posted.extend((name, file_id, bits) for name, bits in entries.items())
         db.executemany(
             "INSERT INTO graph_edges(path, line, child, parent, kind, parent_qualifier) VALUES(?,?,?,?,?,?)",
             [(e.path, e.line, e.child, e.parent, e.kind, e.parent_qualifier) for e in g.edges])
-        db.executemany("INSERT INTO graph_imports(path, line, module, name, alias) VALUES(?,?,?,?,?)",
-                       [(i.path, i.line, i.module, i.name, i.alias) for i in g.imports])
         return file_id
 
     # -- reading -----------------------------------------------------------------------------
@@ -279,51 +292,105 @@ class GraphStore:
 
     def symbols_named(self, name: str, *, limit: int | None = None) -> list[Symbol]:
         """Definitions of ``name`` (the first ``limit``: a common name has thousands in a monorepo)."""
-        sql = f"SELECT {_SYMBOL_COLS} FROM graph_symbols WHERE name=?" + (" LIMIT ?" if limit is not None else "")
+        sql = _SYMBOL_FROM + " WHERE s.name=?" + (" LIMIT ?" if limit is not None else "")
         return [_symbol(r) for r in self._rows(sql, (name,) + ((limit,) if limit is not None else ()))]
 
     def symbols_in(self, path: str) -> list[Symbol]:
         return [_symbol(r) for r in self._rows(
-            f"SELECT {_SYMBOL_COLS} FROM graph_symbols WHERE path=? ORDER BY line", (path,))]
+            _SYMBOL_FROM + " WHERE s.path=? ORDER BY s.line", (path,))]
 
     def symbols_with_parent(self, parents: Iterable[str]) -> list[Symbol]:
         parents = list(parents)
         if not parents:
             return []
         marks = ",".join("?" * len(parents))
-        return [_symbol(r) for r in self._rows(
-            f"SELECT {_SYMBOL_COLS} FROM graph_symbols WHERE parent IN ({marks})", tuple(parents))]
+        return [_symbol(r) for r in self._rows(_SYMBOL_FROM + f" WHERE s.parent IN ({marks})", tuple(parents))]
 
     def symbols_of_kind(self, kinds: Iterable[str], language: str | None = None) -> list[Symbol]:
         kinds = list(kinds)
         marks = ",".join("?" * len(kinds))
-        sql = f"SELECT {_SYMBOL_COLS} FROM graph_symbols WHERE kind IN ({marks})"
+        sql = _SYMBOL_FROM + f" WHERE s.kind IN ({marks})"
         args: tuple = tuple(kinds)
         if language:
-            sql += " AND language=?"
+            sql += " AND s.language=?"
             args += (language,)
         return [_symbol(r) for r in self._rows(sql, args)]
 
     def refs_named(self, name: str, kinds: Iterable[str] | None = None, *, limit: int | None = None) -> list[Ref]:
-        """Uses of ``name`` by path and line (the first ``limit`` of them)."""
-        sql = _REF_SELECT + " WHERE r.name = (SELECT id FROM graph_names WHERE name=?)"
-        args: tuple = (name,)
-        if kinds:
-            kinds = [_REF_KINDS.index(k) for k in kinds]
-            sql += f" AND r.kind IN ({','.join('?' * len(kinds))})"
-            args += tuple(kinds)
-        sql += " ORDER BY f.path, r.line" + (" LIMIT ?" if limit is not None else "")
-        return [_ref(r) for r in self._rows(sql, args + ((limit,) if limit is not None else ()))]
+        """Uses of ``name`` by path and line (the first ``limit`` of them): the files the posting
+        list names are unpacked in path order until ``limit`` uses are found."""
+        bits = kind_bits(kinds or None)
+        found: list[tuple[str, tuple]] = []
+        if limit is not None and limit <= 0:
+            return []
+        with self._lock:
+            if self._queued:
+                self.flush()
+            self._unpacked.fresh(self._state())
+            # each file posted with a kind asked for holds a use of it: ``limit`` files are enough
+            files = self._db.execute(
+                "SELECT r.name, r.file, f.path FROM graph_refs r JOIN graph_files f ON f.id = r.file"
+                " WHERE r.name = (SELECT id FROM graph_names WHERE name=?) AND r.kind & ? ORDER BY f.path LIMIT ?",
+                (name, bits, limit or -1)).fetchall()
+            if not files:
+                return []
+            name_id = files[0][0]
+            files = [(f, path) for _, f, path in files]
+            start = 0
+            while start < len(files):
+                step = _UNPACK_FILES if limit is None else min(_UNPACK_FILES, limit - len(found))
+                part, start = files[start:start + step], start + step
+                unpacked = self._unpacked.get(self._db, [f for f, _ in part])
+                for file_id, path in part:
+                    uses = unpacked.get(file_id)
+                    if uses is None:
+                        continue
+                    rows = [r for r in uses.rows(uses.positions_of(name_id)) if (1 << r[3]) & bits]
+                    rows.sort(key=lambda r: (r[2], r[3], r[0]))  # by line; a line's as an index (name, kind) gave them
+                    found.extend((path, r) for r in rows)
+                if limit is not None and len(found) >= limit:
+                    del found[limit:]
+                    break
+            names = self._names({i for _, r in found for i in (r[1], r[4], r[5]) if i})
+        return [to_ref(path, r, names) for path, r in found]
 
     def refs_in(self, path: str, start: int, end: int, kinds: Iterable[str] = ("call",)) -> list[Ref]:
-        kinds = [_REF_KINDS.index(k) for k in kinds]
-        return [_ref(r) for r in self._rows(
-            _REF_SELECT + " WHERE r.file = (SELECT id FROM graph_files WHERE path=?) AND r.line BETWEEN ? AND ?"
-            f" AND r.kind IN ({','.join('?' * len(kinds))}) ORDER BY r.line", (path, start, end, *kinds))]
+        """Uses on lines ``start``..``end`` of ``path``, by line."""
+        bits = kind_bits(kinds)
+        with self._lock:
+            if self._queued:
+                self.flush()
+            self._unpacked.fresh(self._state())
+            ids = self._unpacked.file_ids
+            if path not in ids:
+                row = self._db.execute("SELECT id FROM graph_files WHERE path=?", (path,)).fetchone()
+                ids[path] = row[0] if row else None
+            file_id = ids[path]
+            uses = self._unpacked.get(self._db, [file_id]).get(file_id) if file_id is not None and bits else None
+            if uses is None:
+                return []
+            found = [r for r in uses.rows(uses.between(start, end)) if (1 << r[3]) & bits]
+            names = self._names({i for r in found for i in (r[1], r[4], r[5]) if i})
+        return [to_ref(path, r, names) for r in found]
+
+    def _state(self) -> tuple[int, int]:
+        """Moves with every write, this connection's or another process's (under the lock)."""
+        return self.changes, self._db.execute("PRAGMA data_version").fetchone()[0]
+
+    def _names(self, ids: set[int]) -> dict[int, str]:
+        """id → name of ``graph_names`` rows (under the lock, after ``self._unpacked.fresh``)."""
+        known = self._unpacked.names
+        missing = sorted(i for i in ids if i not in known)
+        for start in range(0, len(missing), _BATCH_IDS):
+            part = missing[start:start + _BATCH_IDS]
+            known.update(self._db.execute(
+                f"SELECT id, name FROM graph_names WHERE id IN ({','.join('?' * len(part))})", part))
+        return {i: known[i] for i in ids}  # read after the lock is let go: not the shared map
 
     def imports_of(self, path: str) -> list[Import]:
-        return [Import(*r) for r in self._rows(
-            "SELECT path, line, module, name, alias FROM graph_imports WHERE path=?", (path,))]
+        rows = self._rows("SELECT u.imports FROM graph_uses u JOIN graph_files f ON f.id = u.file WHERE f.path=?",
+                          (path,))
+        return unpack_imports(path, rows[0][0]) if rows else []
 
     def edges_to(self, parent: str, *, limit: int | None = None) -> list[Edge]:
         return [Edge(*r) for r in self._rows(
@@ -373,6 +440,9 @@ class GraphStore:
 
     def counts(self) -> dict[str, int]:
         out = {}
-        for table in ("graph_symbols", "graph_refs", "graph_edges", "graph_imports", "graph_files"):
+        for table in ("graph_symbols", "graph_edges", "graph_files"):
             out[table.removeprefix("graph_")] = self._rows(f"SELECT COUNT(*) FROM {table}")[0][0]
+        packed = self._rows("SELECT f.path, u.uses, u.imports FROM graph_uses u JOIN graph_files f ON f.id = u.file")
+        out["refs"] = sum(Uses(uses).n for _, uses, _ in packed)
+        out["imports"] = sum(len(unpack_imports(path, imports)) for path, _, imports in packed)
         return out

@@ -30,11 +30,7 @@ QUERIES = ["chunk a file with tree-sitter", "reconcile the store after a crash",
 GRAPH_SQL = {
     "files": "SELECT path, file_hash, language, lines FROM graph_files",
     "symbols": "SELECT path, name, qualname, kind, line, end_line, signature, doc, parent, language FROM graph_symbols",
-    "refs": "SELECT f.path, r.line, n.name, q.name, r.kind, e.name, r.enclosing_line FROM graph_refs r"
-            " JOIN graph_files f ON f.id = r.file JOIN graph_names n ON n.id = r.name"
-            " LEFT JOIN graph_names q ON q.id = r.qualifier LEFT JOIN graph_names e ON e.id = r.enclosing",
     "edges": "SELECT path, line, child, parent, kind, parent_qualifier FROM graph_edges",
-    "imports": "SELECT path, line, module, name, alias FROM graph_imports",
     "postings": "SELECT t.term, f.path FROM graph_postings p JOIN graph_terms t ON t.id = p.term"
                 " JOIN graph_files f ON f.id = p.file",
 }
@@ -126,12 +122,25 @@ def test_same_chunks_and_dense_queue(both):
         assert a[key] == b[key], key
 
 
+def _packed(ws: Workspace) -> dict[str, list]:
+    """Uses and imports, packed per file (``intel/packing.py``), read back through the store."""
+    from dataclasses import astuple
+
+    from probe_core.intel import graph_store
+
+    store = graph_store(ws)
+    paths = [p for p, _, _ in store.files()]
+    return {"refs": sorted((astuple(r) for p in paths
+                            for r in store.refs_in(p, 1, 10**9, ("call", "ref", "import"))), key=repr),
+            "imports": sorted((astuple(i) for p in paths for i in store.imports_of(p)), key=repr)}
+
+
 def test_same_symbol_graph(both):
     serial, _, pooled, _ = both
-    a = _rows(serial.probe_dir / "manifest.sqlite", GRAPH_SQL)
-    b = _rows(pooled.probe_dir / "manifest.sqlite", GRAPH_SQL)
+    a = {**_rows(serial.probe_dir / "manifest.sqlite", GRAPH_SQL), **_packed(serial)}
+    b = {**_rows(pooled.probe_dir / "manifest.sqlite", GRAPH_SQL), **_packed(pooled)}
     assert len(a["symbols"]) > 500 and len(a["refs"]) > 5000
-    for key in GRAPH_SQL:
+    for key in a:
         assert a[key] == b[key], key
 
 
