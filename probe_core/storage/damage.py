@@ -27,6 +27,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from ..errors import IndexDamaged
+from .edge_optimize import COPY_SUFFIX, OLD_SUFFIX
 
 log = logging.getLogger("probe.storage")
 
@@ -278,6 +279,11 @@ def wipe_index(probe_dir: Path, collection: str | None) -> list[str]:
         removed.append("store")
     if collection is not None:
         shard = store / collection
+        for aside in (COPY_SUFFIX, OLD_SUFFIX):  # an optimization's copy or a swap's old files
+            other = store / f"{collection}{aside}"  # (``edge_optimize``): opening would take them back
+            if other.is_dir() and not other.is_symlink():
+                shutil.rmtree(other, ignore_errors=True)
+                removed.append(f"store/{collection}{aside}")
         if shard.is_dir() and not shard.is_symlink():
             shutil.rmtree(shard, ignore_errors=True)
             removed.append(f"store/{collection}")

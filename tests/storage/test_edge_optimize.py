@@ -121,3 +121,17 @@ def test_a_crash_between_the_renames_is_recovered_at_open(store, tmp_path):
         assert sorted(os.listdir(store.path.parent)) == [store.path.name]  # the old files deleted at open
     finally:
         again.close()
+
+
+def test_a_rebuild_wipes_an_optimization_left_behind(store):
+    """A crash can leave the child's copy (``.optimizing``) or a swap's old files (``.old``) beside
+    the shard; a rebuild wipes them with the shard: the old files must not come back at the next
+    open, nor the copy stay on the disk."""
+    from probe_core.storage.damage import wipe_index
+
+    store.close()
+    for aside in (COPY_SUFFIX, OLD_SUFFIX):
+        shutil.copytree(store.path, store.path.with_name(store.path.name + aside))
+    removed = wipe_index(store.path.parent.parent, store.path.name)
+    assert {f"store/chunks_test{COPY_SUFFIX}", f"store/chunks_test{OLD_SUFFIX}", "store/chunks_test"} <= set(removed)
+    assert not store.path.parent.exists() or os.listdir(store.path.parent) == []
