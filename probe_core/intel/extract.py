@@ -12,7 +12,7 @@ import re
 from tree_sitter import Node
 
 from probe_core.chunking.definitions import DefinitionFinder, node_text
-from probe_core.chunking.grammars import GrammarSpec, parser_for, spec_for
+from probe_core.chunking.grammars import GrammarSpec, parse, spec_for
 from probe_core.chunking.languages import language_for_path
 
 from .model import Edge, FileGraph, Import, Ref, Symbol
@@ -46,7 +46,7 @@ def extract_file(path: str, text: str) -> FileGraph:
     spec = spec_for(language, text) if language else None
     if spec is None:
         return graph
-    root = parser_for(spec).parse(text.encode("utf-8", "surrogatepass")).root_node
+    root = parse(spec, text).root_node  # the chunker's tree of this text, when it has just made one
     _Walker(spec, graph).run(root)
     return graph
 
