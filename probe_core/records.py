@@ -4,15 +4,24 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import os
+import uuid
 from dataclasses import dataclass, field
 from typing import Literal
 
 ChunkKind = Literal["code", "doc", "config", "test"]
+POINT_NAMESPACE = uuid.UUID("6f0b3c7e-8a4e-5d8e-9c59-70726f626531")
 
 
 def short_hash(text: str) -> str:
     """16 hex chars of sha256: the chunk/file content identity stored in payloads and manifest."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def point_id(workspace_id: str, path: str, start_line: int, end_line: int, file_hash: str = "") -> str:
+    """Deterministic UUIDv5 of ``workspace_id:path:start:end[:file_hash]``: re-indexing can never
+    duplicate, and two branches' versions of one file get different points."""
+    key = f"{workspace_id}:{path}:{start_line}:{end_line}" + (f":{file_hash}" if file_hash else "")
+    return str(uuid.uuid5(POINT_NAMESPACE, key))
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,7 +10,6 @@ import logging
 import re
 import sys
 import threading
-import uuid
 from contextlib import contextmanager
 from functools import cached_property
 from pathlib import Path
@@ -21,21 +20,13 @@ from .embedding.protocol import Embedder
 from .errors import ConfigError, WorkspaceNotFound
 from .gitrefs import current_branch
 from .private_dir import keep_out_of_git, refuse_links
+from .records import POINT_NAMESPACE, point_id  # noqa: F401 - their home before records.py
 from .scan import refuse_git_internals
 from .storage.edge import EdgeStore
 from .storage.manifest import Manifest
 from .storage.protocol import VectorStore
 
 log = logging.getLogger("probe.index")
-
-POINT_NAMESPACE = uuid.UUID("6f0b3c7e-8a4e-5d8e-9c59-70726f626531")
-
-
-def point_id(workspace_id: str, path: str, start_line: int, end_line: int, file_hash: str = "") -> str:
-    """Deterministic UUIDv5 of ``workspace_id:path:start:end[:file_hash]``: re-indexing can never
-    duplicate, and two branches' versions of one file get different points."""
-    key = f"{workspace_id}:{path}:{start_line}:{end_line}" + (f":{file_hash}" if file_hash else "")
-    return str(uuid.uuid5(POINT_NAMESPACE, key))
 
 
 def server_safe(name: str) -> str:

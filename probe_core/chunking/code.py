@@ -18,7 +18,7 @@ from probe_core.chunking.definitions import (
     clean_symbol,
     node_text,
 )
-from probe_core.chunking.grammars import GrammarSpec, parser_for
+from probe_core.chunking.grammars import GrammarSpec, parse
 from probe_core.chunking.segments import RowMap, Segment, SourceLines
 
 # Above this share of lines inside top-level ERROR nodes the tree is not trusted.
@@ -42,8 +42,7 @@ class CodeChunker:
 
     def segments(self) -> list[Segment] | None:
         """The file's segments in line order, or None when the parse is too broken to use."""
-        source = self.text.encode("utf-8", "surrogatepass")
-        root = parser_for(self.spec).parse(source).root_node
+        root = parse(self.spec, self.text, share=True).root_node  # the graph's extractor reads it next
         if self._mostly_errors(root):
             return None
         items = list(self._flatten(root.named_children, None))

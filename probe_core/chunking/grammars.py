@@ -9,7 +9,7 @@ import re
 import threading
 from dataclasses import dataclass, field
 
-from tree_sitter import Parser
+from tree_sitter import Parser, Tree
 from tree_sitter_language_pack import get_parser
 
 
@@ -250,3 +250,18 @@ def parser_for(spec: GrammarSpec) -> Parser:
     if parser is None:
         parser = cache[spec.grammar] = get_parser(spec.grammar)
     return parser
+
+
+def parse(spec: GrammarSpec, text: str, *, share: bool = False) -> Tree:
+    """``text`` parsed with ``spec``'s grammar. ``share``: keep the tree for the next caller that
+    parses this same ``text`` object (the chunker shares its tree with the graph's extractor, which
+    reads the same file next: each file is parsed once, not twice); that caller takes it, and a
+    tree nobody takes is dropped at this thread's next shared parse."""
+    kept = getattr(_local, "shared", None)
+    if kept is not None and kept[0] is text and kept[1] == spec.grammar:
+        _local.shared = None
+        return kept[2]
+    tree = parser_for(spec).parse(text.encode("utf-8", "surrogatepass"))
+    if share:
+        _local.shared = (text, spec.grammar, tree)
+    return tree

@@ -43,6 +43,11 @@ class BranchBook:
         if self.enabled:
             self.ws.manifest.set_branch_file(self.branch, path, file_hash)
 
+    def checkout_has_all(self, versions: list[tuple[str, str]]) -> None:
+        """``checkout_has`` of many (path, file_hash) versions, in one transaction."""
+        if self.enabled and versions:
+            self.ws.manifest.set_branch_files(self.branch, versions)
+
     def leave(self, path: str, old_hash: str | None, new_hash: str | None) -> bool:
         """The checkout no longer has ``old_hash`` of ``path`` (it has ``new_hash``, or nothing).
         Returns True when its points are kept (retagged) for other branches, False when they were

@@ -42,7 +42,7 @@ from .change_detection import file_row, is_unchanged, scan_clock
 from .dense import DENSE_BATCH, fill_dense
 from . import lexical
 from .lexical import CONTEXT_HEADER, index_text, reusable_vectors, write_lexical
-from .prepare_pool import MIN_POOL_BYTES, Prepared, dedupe, index_workers, prepare_all
+from .prepare_pool import MIN_POOL_BYTES, Encoding, Prepared, dedupe, index_workers, prepare_all
 from .run_state import Changed, IndexReport, IndexRun, ProgressCallback, _noop
 from .store_check import check_store
 
@@ -230,7 +230,8 @@ def open_run(ws: Workspace, *, report: IndexReport | None = None, state: IndexPr
     state.files_total = len(scanned)
     state.phase = "chunking"
     progress(state)
-    run = IndexRun(ws, report, state, progress, BranchBook(ws), known, scan_started, paths)
+    run = IndexRun(ws, report, state, progress, BranchBook(ws), known, scan_started, paths,
+                   fresh=not ws.manifest.has_chunks())
     return run, scan, scanned
 
 
@@ -244,7 +245,10 @@ def decide_changes(run: IndexRun, scanned: list[ScannedFile]) -> Iterator[Change
     prepared = None
     if workers:
         jobs = ((f.path, f.size, _same_as(run.known.get(f.path))) for f in to_read)
-        prepared = prepare_all(str(run.ws.root), jobs, max_bytes=run.ws.config.max_file_bytes, workers=workers)
+        avg = run.ws.manifest.get_meta("bm25_avg_len")  # a new index's is measured before (_first_avg_len)
+        encoding = Encoding(run.ws.workspace_id, None if avg is None else float(avg))
+        prepared = prepare_all(str(run.ws.root), jobs, max_bytes=run.ws.config.max_file_bytes, workers=workers,
+                               encoding=encoding)
     try:
         for f in scanned:
             run.state.files_scanned += 1
@@ -309,7 +313,7 @@ def _decide_file(run: IndexRun, f: ScannedFile, row: FileRow | None) -> Changed 
         man.update_stat(file_row(f, file_hash, run.scan_started))  # content unchanged, only touched
         report.files_unchanged += 1
         return None
-    kept = bool(man.version_ids(f.path, file_hash, live=False))  # revived below, not re-chunked
+    kept = _kept(run, f.path, file_hash)  # revived below, not re-chunked
     try:
         chunker = ws.profile.chunk  # code by language; a library's documents as docs
         chunks = [] if kept else dedupe(chunker(f.path, text))
@@ -330,7 +334,7 @@ def _take_prepared(run: IndexRun, f: ScannedFile, row: FileRow | None, p: Prepar
         man.update_stat(file_row(f, p.file_hash, run.scan_started))  # content unchanged, only touched
         report.files_unchanged += 1
         return None
-    kept = bool(man.version_ids(f.path, p.file_hash, live=False))  # revived, not re-chunked
+    kept = _kept(run, f.path, p.file_hash)  # revived, not re-chunked
     if not kept and p.chunk_error is not None:
         _chunking_failed(run, f, *p.chunk_error)
         return None
@@ -338,7 +342,12 @@ def _take_prepared(run: IndexRun, f: ScannedFile, row: FileRow | None, p: Prepar
         intel_graph.file_graphed(run.ws, p.graph, p.file_hash, p.words)  # symbol graph; never raises
     else:
         log.warning("symbol graph update failed for %s\n%s", f.path, p.graph_error)
-    return Changed(f, p.file_hash, [] if kept else p.chunks)
+    return Changed(f, p.file_hash, [] if kept else p.chunks, None if kept else p.encoded)
+
+
+def _kept(run: IndexRun, path: str, file_hash: str) -> bool:
+    """Whether another branch kept this version of ``path`` (none in a new index: no query)."""
+    return not run.fresh and bool(run.ws.manifest.version_ids(path, file_hash, live=False))
 
 
 def _chunking_failed(run: IndexRun, f: ScannedFile, probe_error: bool, message: str, trace: str) -> None:

@@ -4,11 +4,16 @@ vectors (searchable at once), their manifest rows, and their place in the dense 
 Per file the order is delete the old version's points (or keep them for another branch) → upsert
 the new points → commit the manifest row, so a stop anywhere is repaired by the next run's
 reconcile (``indexer.reconcile``). A version another branch kept is revived, not re-chunked.
+A new index (no chunks in the manifest when the run began: nothing to delete, keep or revive)
+writes a whole batch at once: its points in a few upserts, then its rows in one transaction.
+Point ids, sparse vectors and compressed texts come made by the worker processes when they read
+the files (``encode.py``); the writer makes them itself otherwise.
 """
 from __future__ import annotations
 
 import time
 from collections.abc import Iterable, Iterator
+from itertools import islice
 
 import numpy as np
 
@@ -16,31 +21,22 @@ from .. import sparse
 from ..chunking import chunk_kind_for, language_for_path
 from ..records import Chunk
 from ..storage.disk_space import ensure_free_space
-from ..storage.manifest import ChunkRow, Manifest
+from ..storage.manifest import ChunkRow, Manifest, NewFile
 from ..storage.protocol import StorePoint
-from ..workspace import Workspace, point_id
+from ..workspace import Workspace
 from .change_detection import file_row
+from .encode import CONTEXT_HEADER, Encoded, encode, index_text, sparse_vectors
 from .fill_order import fill_order
 from .run_state import Changed, IndexRun
 
-CONTEXT_HEADER = True  # measured on the dev set: see docs/benchmarks.md
+__all__ = ["CONTEXT_HEADER", "bm25_avg_len", "index_text", "reusable_vectors", "write_lexical"]
+
 BATCH_BYTES = 4_000_000  # source bytes per lexical batch: what the run holds as chunks at most
 BATCH_FILES = 1000
+UPSERT_POINTS = 256  # points per store upsert of a new index's batch (4096: ~70 MB more RSS on 1M lines, same CPU)
 
 
-def index_text(c: Chunk) -> str:
-    """What BM25 and the embedder see: the chunk under a one-line header naming its file and symbol.
-
-    A method body rarely says which file or class it lives in; the header gives both the lexical
-    and the dense side that context (``src/auth.py · Hasher.check``).
-    """
-    if not CONTEXT_HEADER:
-        return c.text
-    name = ".".join(x for x in (c.parent_symbol, c.symbol) if x)
-    return f"{c.path} · {name}\n{c.text}" if name else f"{c.path}\n{c.text}"
-
-
-def _payload(ws: Workspace, c: Chunk, file_hash: str, branch: list[str], now: float) -> dict:
+def _payload(ws: Workspace, c: Chunk, chunk_hash: str, file_hash: str, branch: list[str], now: float) -> dict:
     return {
         "workspace_id": ws.workspace_id,
         "repo_id": ws.workspace_id,
@@ -48,7 +44,7 @@ def _payload(ws: Workspace, c: Chunk, file_hash: str, branch: list[str], now: fl
         "branch": branch,
         "file_path": c.path,
         "file_hash": file_hash,
-        "chunk_hash": c.chunk_hash,
+        "chunk_hash": chunk_hash,
         "start_line": c.start_line,
         "end_line": c.end_line,
         "language": c.language,
@@ -117,8 +113,11 @@ def write_lexical(run: IndexRun, work: Iterable[Changed]) -> None:
                 avg_len = bm25_avg_len(man, batch)
                 state.chunks_total = man.counts()["chunks"]
             state.chunks_total += sum(len(w.chunks) for w in batch)  # known a batch ahead of the writes
-            for w in batch:
-                write_file(run, w, avg_len)
+            if run.fresh:
+                write_new_files(run, batch, avg_len)
+            else:
+                for w in batch:
+                    write_file(run, w, avg_len)
             # persisted per batch: Qdrant Edge's mutable shard then stays smaller, and the run's
             # last flush has no whole-tree backlog to write (both measured: docs/benchmarks.md)
             run.ws.store.flush()
@@ -156,22 +155,65 @@ def write_file(run: IndexRun, w: Changed, avg_len: float) -> None:
         report.files_indexed += 1
         ws.touch()
         return
-    ids = [point_id(ws.workspace_id, f.path, c.start_line, c.end_line, file_hash) for c in chunks]
+    enc = _encoded(ws, w, avg_len)
+    ids = enc.ids
     ensure_free_space(ws.probe_dir)  # before the write, while a margin is left (storage.disk_space)
     store.upsert([
-        StorePoint(id=i, sparse=sparse.embed_document(index_text(c), avg_len),
-                   payload=_payload(ws, c, file_hash, tags, now), dense=reuse.get(k))
-        for k, (i, c) in enumerate(zip(ids, chunks))
+        StorePoint(id=i, sparse=v, payload=_payload(ws, c, h, file_hash, tags, now), dense=reuse.get(k))
+        for k, (i, c, h, v) in enumerate(zip(ids, chunks, enc.hashes, sparse_vectors(enc, chunks, avg_len)))
     ])
-    man.replace_file(
-        new_row, language, kind,
-        [ChunkRow(i, f.path, k, c.start_line, c.end_line, c.chunk_hash, c.symbol, c.symbol_kind,
-                  c.parent_symbol, c.is_fragment) for k, (i, c) in enumerate(zip(ids, chunks))],
-        [index_text(c) for c in chunks], retain_old=retain_old, embedded={ids[k] for k in reuse},
-        fill_order=fill_order(f.path, kind, f.mtime_ns),
-    )
+    man.replace_file(new_row, language, kind, _chunk_rows(f.path, enc, chunks), enc.packed, packed=True,
+                     retain_old=retain_old, embedded={ids[k] for k in reuse},
+                     fill_order=fill_order(f.path, kind, f.mtime_ns))
     report.chunks_reused += len(reuse)
     report.files_indexed += 1
     report.chunks_indexed += len(chunks)
     run.state.chunks_indexed += len(chunks)
     ws.touch()  # searches that run during a long scan must not be served from a stale cache
+
+
+def write_new_files(run: IndexRun, batch: list[Changed], avg_len: float) -> None:
+    """``write_file`` of a batch of a new index's files (``run.fresh``: no file has points or
+    chunks to replace, keep or revive): every point of the batch upserted, then every row written
+    in one manifest transaction. A stop in between leaves points the manifest does not list, which
+    the next run's reconcile deletes (``index_dirty`` is set), as a stop inside ``write_file`` does."""
+    ws, book, report = run.ws, run.book, run.report
+    now = time.time()
+    encoded = [_encoded(ws, w, avg_len) for w in batch]
+    book.checkout_has_all([(w.file.path, w.file_hash) for w in batch])
+
+    def points() -> Iterator[StorePoint]:
+        for w, enc in zip(batch, encoded):
+            tags = book.tags(w.file.path, w.file_hash)
+            for i, c, h, v in zip(enc.ids, w.chunks, enc.hashes, sparse_vectors(enc, w.chunks, avg_len)):
+                yield StorePoint(id=i, sparse=v, payload=_payload(ws, c, h, w.file_hash, tags, now))
+
+    ensure_free_space(ws.probe_dir)  # before the writes, while a margin is left (storage.disk_space)
+    stream = points()  # made a slice at a time: a batch's points never wait whole
+    while part := list(islice(stream, UPSERT_POINTS)):
+        ws.store.upsert(part)
+    files = []
+    for w, enc in zip(batch, encoded):
+        f = w.file
+        language = language_for_path(f.path)
+        kind = chunk_kind_for(f.path, language)
+        files.append(NewFile(file_row(f, w.file_hash, run.scan_started), language, kind,
+                             _chunk_rows(f.path, enc, w.chunks), enc.packed, fill_order(f.path, kind, f.mtime_ns)))
+    ws.manifest.add_files(files)
+    chunks = sum(len(w.chunks) for w in batch)
+    report.files_indexed += len(batch)
+    report.chunks_indexed += chunks
+    run.state.chunks_indexed += chunks
+    ws.touch()
+
+
+def _encoded(ws: Workspace, w: Changed, avg_len: float) -> Encoded:
+    """What a worker made of ``w``'s chunks for the store, or the same made here."""
+    if w.encoded is not None:
+        return w.encoded
+    return encode(ws.workspace_id, w.file_hash, w.chunks, avg_len)
+
+
+def _chunk_rows(path: str, enc: Encoded, chunks: list[Chunk]) -> list[ChunkRow]:
+    return [ChunkRow(i, path, k, c.start_line, c.end_line, h, c.symbol, c.symbol_kind, c.parent_symbol,
+                     c.is_fragment) for k, (i, h, c) in enumerate(zip(enc.ids, enc.hashes, chunks))]

@@ -5,10 +5,12 @@ they need nothing but a file's text. A run with many files to read hands them to
 processes (``index_workers()``: one per usable CPU unless ``PROBE_INDEX_WORKERS`` says otherwise)
 and takes the results back in scan order, a bounded window ahead of the writer (the results
 waiting never grow with the repository). Only the main process writes the store, the manifest
-and the graph, in the same order as the serial path, so both give the same index.
+and the graph, in the same order as the serial path, so both give the same index. The workers
+also make what the store keeps of each chunk (point ids, BM25 sparse vectors, compressed texts:
+``encode.py``), so the writer's share of a run is its writes.
 
 The workers are spawned (not forked: the indexer's process holds threads and open stores), and
-import only the chunker and the graph's extractor.
+import only the chunker, the graph's extractor and the sparse encoder.
 """
 from __future__ import annotations
 
@@ -31,6 +33,7 @@ from ..intel.model import FileGraph
 from ..intel.words import words_of
 from ..records import Chunk, short_hash
 from ..scan import read_text
+from .encode import Encoded, encode
 
 log = logging.getLogger("probe.index")
 
@@ -85,10 +88,21 @@ class Prepared:
     graph: FileGraph | None = None
     words: set[bytes] | None = None
     graph_error: str | None = None
+    encoded: Encoded | None = None
 
 
-def prepare(root: str, path: str, max_bytes: int, same_as: str | None) -> Prepared:
-    """Read, hash, chunk and graph one file (in a worker: nothing here touches the index)."""
+@dataclass(frozen=True, slots=True)
+class Encoding:
+    """What the workers need to make a file's points: the workspace id (point ids) and the BM25
+    average length (None when the index has none recorded yet: the writer makes the vectors)."""
+
+    workspace_id: str
+    avg_len: float | None
+
+
+def prepare(root: str, path: str, max_bytes: int, same_as: str | None, encoding: Encoding | None = None) -> Prepared:
+    """Read, hash, chunk and graph one file, and (with ``encoding``) make its points' ids, sparse
+    vectors and compressed texts (in a worker: nothing here touches the index)."""
     try:
         text = read_text(root, path, max_bytes=max_bytes)
     except (OSError, ProbeError) as exc:  # vanished or unreadable between scan and read
@@ -100,6 +114,11 @@ def prepare(root: str, path: str, max_bytes: int, same_as: str | None) -> Prepar
         out.chunks = dedupe(chunk_file(path, text))
     except Exception as exc:  # noqa: BLE001 - recorded against the file by the writer
         out.chunk_error = (isinstance(exc, ProbeError), str(exc), traceback.format_exc())
+    if out.chunks is not None and encoding is not None:
+        try:
+            out.encoded = encode(encoding.workspace_id, out.file_hash, out.chunks, encoding.avg_len)
+        except Exception:  # noqa: BLE001 - the writer makes them itself, as on the serial path
+            log.warning("encoding %s's chunks failed in a worker", path, exc_info=True)
     try:
         out.graph, out.words = extract_file(path, text), words_of(text)
     except Exception:  # noqa: BLE001 - the graph's catch-up (ensure_graph) retries the file
@@ -122,9 +141,9 @@ def _worker_start(parent: int) -> None:
 
 
 def prepare_all(root: str, jobs: Iterable[tuple[str, int, str | None]], *, max_bytes: int,
-                workers: int) -> Iterator[Prepared]:
-    """``prepare`` each ``(path, size, same_as)`` in a pool of ``workers`` processes, yielded in
-    the jobs' order. At most ``WINDOW_FILES`` files or ``WINDOW_BYTES`` of source per worker are
+                workers: int, encoding: Encoding | None = None) -> Iterator[Prepared]:
+    """``prepare`` each ``(path, size, same_as)`` (with ``encoding``) in a pool of ``workers``
+    processes, yielded in the jobs' order. At most ``WINDOW_FILES`` files or ``WINDOW_BYTES`` of source per worker are
     in flight; closing the iterator stops the pool."""
     pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                initializer=_worker_start, initargs=(os.getpid(),))
@@ -136,7 +155,7 @@ def prepare_all(root: str, jobs: Iterable[tuple[str, int, str | None]], *, max_b
                 future, done_size = pending.popleft()
                 in_flight -= done_size
                 yield future.result()
-            pending.append((pool.submit(prepare, root, path, max_bytes, same_as), size))
+            pending.append((pool.submit(prepare, root, path, max_bytes, same_as, encoding), size))
             in_flight += size
         while pending:
             yield pending.popleft()[0].result()

@@ -12,6 +12,7 @@ from ..records import Chunk, IndexProgress, ScannedFile
 from ..storage.manifest import FileRow
 from ..workspace import Workspace
 from .branches import BranchBook
+from .encode import Encoded
 
 ProgressCallback = Callable[[IndexProgress], None]
 
@@ -46,11 +47,13 @@ class IndexReport:
 @dataclass(slots=True)
 class Changed:
     """A file the run (re)indexes: its scan entry, the hash of its text, its chunks (none for a
-    version kept for another branch, which is revived instead)."""
+    version kept for another branch, which is revived instead), and what a worker process made of
+    them for the store (``encode.py``; None: the writer makes it)."""
 
     file: ScannedFile
     file_hash: str
     chunks: list[Chunk]
+    encoded: Encoded | None = None
 
 
 @dataclass(slots=True)
@@ -66,3 +69,4 @@ class IndexRun:
     scan_started: int  # ``change_detection.scan_clock()`` before the scan's first stat
     paths: list[str] | None  # the watcher's files, or None for a full scan
     failed_now: int = 0  # files that failed in this run (their rows changed)
+    fresh: bool = False  # the manifest held no chunks when the run began: no file has points to replace

@@ -25,7 +25,7 @@ from .damage import CheckedConnection, check_on_open, mark_clean
 from .dense_queue import DenseQueue, pack
 from .manifest_schema import SCHEMA_VERSION, create_or_migrate
 
-__all__ = ["ChunkRow", "FileRow", "Manifest", "SCHEMA_VERSION"]
+__all__ = ["ChunkRow", "FileRow", "Manifest", "NewFile", "SCHEMA_VERSION"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,34 +130,37 @@ class Manifest(DenseQueue):
         with self._lock:
             return {r[0]: (r[1], r[2]) for r in self._db.execute("SELECT path, language, chunk_kind FROM files")}
 
+    def has_chunks(self) -> bool:
+        """Whether any version of any file has chunks (False: a new index, or one emptied)."""
+        with self._lock:
+            return self._db.execute("SELECT 1 FROM chunks LIMIT 1").fetchone() is not None
+
     def file_paths(self) -> list[str]:
         with self._lock:
             return [r[0] for r in self._db.execute("SELECT path FROM files ORDER BY path")]
 
     def replace_file(self, row: FileRow, language: str | None, chunk_kind: str | None,
-                     chunks: list[ChunkRow], texts: list[str], *, dense_done: bool = False,
+                     chunks: list[ChunkRow], texts: list[str] | list[bytes], *, dense_done: bool = False,
                      retain_old: bool = False, embedded: set[str] | frozenset[str] = frozenset(),
-                     fill_order: int = -1) -> None:
+                     fill_order: int = -1, packed: bool = False) -> None:
         """Atomically record a file's new version and chunks (and queue them for dense vectors).
         ``retain_old`` keeps the previous version's chunks for the branches that still have it;
         ``embedded``: chunks whose dense vector was stored with them (not queued); ``fill_order``:
-        the queue key of the file's chunks (``indexing/fill_order.py``)."""
+        the queue key of the file's chunks (``indexing/fill_order.py``); ``packed``: ``texts`` are
+        compressed already (``dense_queue.pack``)."""
         now = time.time()
         with self.transaction() as db:
             _leave_live(db, row.path, retain_old)
-            _put_file(db, row, language, chunk_kind, now)
-            db.executemany(
-                "INSERT OR REPLACE INTO chunks(point_id, path, chunk_idx, start_line, end_line, chunk_hash,"
-                " symbol, symbol_kind, parent_symbol, is_fragment, has_dense, file_hash, live)"
-                " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,1)",
-                [(c.point_id, c.path, c.chunk_idx, c.start_line, c.end_line, c.chunk_hash, c.symbol,
-                  c.symbol_kind, c.parent_symbol, int(c.is_fragment), int(dense_done or c.point_id in embedded),
-                  row.file_hash) for c in chunks],
-            )
-            if not dense_done:
-                db.executemany("INSERT OR REPLACE INTO pending_dense(point_id, path, text, fill_order) VALUES(?,?,?,?)",
-                               [(c.point_id, c.path, pack(t), fill_order) for c, t in zip(chunks, texts)
-                                if c.point_id not in embedded])
+            _put_files(db, [NewFile(row, language, chunk_kind, chunks,
+                                    texts if packed else [pack(t) for t in texts], fill_order)],
+                       now, dense_done=dense_done, embedded=embedded)
+
+    def add_files(self, files: list["NewFile"]) -> None:
+        """``replace_file`` of many files in one transaction, for files with no chunks in the
+        manifest (a new index's: nothing to delete first), their texts compressed already."""
+        if files:
+            with self.transaction() as db:
+                _put_files(db, files, time.time())
 
     def remove_file(self, path: str, *, retain: bool = False) -> None:
         """Forget the checked-out version of ``path``; ``retain`` keeps its chunks for other branches."""
@@ -391,6 +394,19 @@ class Manifest(DenseQueue):
             db.execute("DELETE FROM meta WHERE key NOT IN ('schema_version')")
 
 
+@dataclass(frozen=True, slots=True)
+class NewFile:
+    """A file version to record (``Manifest.add_files``): its row, language and kind, its chunks,
+    their compressed index texts (``dense_queue.pack``), its dense queue key."""
+
+    row: FileRow
+    language: str | None
+    chunk_kind: str | None
+    chunks: list[ChunkRow]
+    packed: list[bytes]
+    fill_order: int = -1
+
+
 def _put_file(db: sqlite3.Connection, row: FileRow, language: str | None, chunk_kind: str | None,
               now: float) -> None:
     """Insert or replace ``row`` in the files table."""
@@ -399,6 +415,28 @@ def _put_file(db: sqlite3.Connection, row: FileRow, language: str | None, chunk_
         " last_error, ctime_ns, inode, dev) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
         (row.path, row.mtime_ns, row.size, row.file_hash, language, chunk_kind, now, row.last_error,
          row.ctime_ns, row.inode, row.dev))
+
+
+def _put_files(db: sqlite3.Connection, files: list[NewFile], now: float, *, dense_done: bool = False,
+               embedded: set[str] | frozenset[str] = frozenset()) -> None:
+    """Insert or replace each file's row and chunks, and queue its chunks for dense vectors (but
+    ``embedded`` ones, or none with ``dense_done``): a statement per table for all of them."""
+    db.executemany(
+        "INSERT OR REPLACE INTO files(path, mtime_ns, size, file_hash, language, chunk_kind, last_indexed_at,"
+        " last_error, ctime_ns, inode, dev) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
+        [(f.row.path, f.row.mtime_ns, f.row.size, f.row.file_hash, f.language, f.chunk_kind, now,
+          f.row.last_error, f.row.ctime_ns, f.row.inode, f.row.dev) for f in files])
+    db.executemany(
+        "INSERT OR REPLACE INTO chunks(point_id, path, chunk_idx, start_line, end_line, chunk_hash,"
+        " symbol, symbol_kind, parent_symbol, is_fragment, has_dense, file_hash, live)"
+        " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,1)",
+        [(c.point_id, c.path, c.chunk_idx, c.start_line, c.end_line, c.chunk_hash, c.symbol,
+          c.symbol_kind, c.parent_symbol, int(c.is_fragment), int(dense_done or c.point_id in embedded),
+          f.row.file_hash) for f in files for c in f.chunks])
+    if not dense_done:
+        db.executemany("INSERT OR REPLACE INTO pending_dense(point_id, path, text, fill_order) VALUES(?,?,?,?)",
+                       [(c.point_id, c.path, t, f.fill_order) for f in files for c, t in zip(f.chunks, f.packed)
+                        if c.point_id not in embedded])
 
 
 def _leave_live(db: sqlite3.Connection, path: str, retain: bool) -> None:

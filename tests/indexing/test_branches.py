@@ -155,7 +155,7 @@ def _hash(text: str) -> str:
 
 # -- a stop before any write, in every branch operation ------------------------------------------
 STORE_WRITES = ("upsert", "set_dense", "set_payload", "set_payload_ids", "delete_ids", "delete_file")
-MANIFEST_WRITES = ("replace_file", "remove_file", "revive", "mark_error", "drop_version", "set_branch_file",
+MANIFEST_WRITES = ("replace_file", "add_files", "remove_file", "revive", "mark_error", "drop_version", "set_branch_file",
                    "set_branch_files", "forget_branch", "set_meta", "mark_dense_done")
 
 

@@ -68,9 +68,11 @@ def index_cli(root: Path, *args: str) -> None:
 
 
 def test_kill_during_lexical_phase(tmp_path):
-    root = make_repo(tmp_path / "repo", 500)
+    # a new index commits its files a lexical batch (1000 files) at a time: three batches, killed
+    # after the first, while the next one's points are being written
+    root = make_repo(tmp_path / "repo", 2500)
     run_and_kill(root, ["--lexical-only"],
-                 lambda db: 20 < _count(db, "SELECT COUNT(*) FROM files") < 450)
+                 lambda db: 20 < _count(db, "SELECT COUNT(*) FROM files") < 2400)
     # an edit and a deletion made while the indexer was down must be picked up too
     (root / "pkg0/mod_0.py").write_text("def replaced():\n    return 1\n")
     (root / "pkg1/mod_1.py").unlink()
@@ -78,7 +80,7 @@ def test_kill_during_lexical_phase(tmp_path):
     ws = Workspace.open(root)
     try:
         assert_exact(ws)
-        assert len(ws.manifest.file_paths()) == 499
+        assert len(ws.manifest.file_paths()) == 2499
         assert ws.manifest.get_meta("index_dirty") == "0"
     finally:
         ws.close()

@@ -1,6 +1,10 @@
 """Chunking and graphing in worker processes (``indexing/prepare_pool.py``) against the serial
 path, on a real tree (Probe's own source and the multi-language intel fixtures) with the real
-engines: the same chunks, the same symbol graph, the same search results."""
+engines: the same chunks, the same symbol graph, the same search results. The serial run writes
+file by file (``lexical.write_file``, as an index that already has chunks does); the pooled run is
+a new index's: the workers make the points' ids, sparse vectors and compressed texts
+(``indexing/encode.py``) and the writer stores each batch at once (``lexical.write_new_files``):
+the same points, vectors and payloads."""
 from __future__ import annotations
 
 import os
@@ -15,6 +19,7 @@ from pathlib import Path
 import pytest
 
 import probe_core
+import probe_core.sparse
 from probe_core import Workspace, index_workspace, search
 from probe_core.errors import ConfigError
 from probe_core.indexing import indexer, lexical
@@ -65,9 +70,9 @@ def _answers(ws: Workspace) -> list:
 
 @pytest.fixture(scope="module")
 def both(tmp_path_factory):
-    """One tree indexed twice, lexically, under one workspace id: serially, and by two workers (the
-    pool's size threshold lowered to this tree's ~2 MB) in small lexical batches (so the stream
-    crosses several batches)."""
+    """One tree indexed twice, lexically, under one workspace id, in small lexical batches (so the
+    stream crosses several batches): serially and file by file, and by two workers (the pool's
+    size threshold lowered to this tree's ~2 MB) as a new index."""
     serial_root = _tree(tmp_path_factory.mktemp("serial"))
     pooled_root = tmp_path_factory.mktemp("pooled")
     shutil.copytree(serial_root, pooled_root, dirs_exist_ok=True)
@@ -81,41 +86,96 @@ def both(tmp_path_factory):
 
     try:
         mp.setattr(indexer, "prepare_all", spy)
+        # both runs stream 100 kB batches, so both measure BM25's average length on a sample
+        # before writing (recorded rounded: a tree of one batch writes its first run unrounded)
+        mp.setattr(lexical, "BATCH_BYTES", 100_000)
         mp.setenv("PROBE_INDEX_WORKERS", "1")
         serial = Workspace.open(serial_root)
+        mp.setattr(serial.manifest, "has_chunks", lambda: True)  # not fresh: the per-file writer
+        serial_writes = _count_writes(mp, serial)
         serial_report = index_workspace(serial, dense=False)
         assert calls == []  # one worker: the serial path
         shutil.copytree(serial_root / ".probe", pooled_root / ".probe",
                         ignore=shutil.ignore_patterns("store", "manifest.sqlite*"))  # config.json: the same workspace id
         mp.setenv("PROBE_INDEX_WORKERS", "2")
         mp.setattr(indexer, "MIN_POOL_BYTES", 100_000)
-        mp.setattr(lexical, "BATCH_BYTES", 100_000)
         pooled = Workspace.open(pooled_root)
+        pooled_writes = _count_writes(mp, pooled)
         pooled_report = index_workspace(pooled, dense=False)
         assert calls == [2]
     finally:
         mp.undo()
     assert serial.workspace_id == pooled.workspace_id
-    yield serial, serial_report, pooled, pooled_report
+    assert serial_writes["embed_document"] == serial_report.chunks_indexed  # the writer made every vector
+    yield serial, serial_report, pooled, pooled_report, pooled_writes
     serial.close()
     pooled.close()
 
 
+def _count_writes(mp: pytest.MonkeyPatch, ws: Workspace) -> dict[str, int]:
+    """Counts, from now on, ``ws``'s store upserts and manifest file writes, and the sparse vectors
+    this process makes (a worker process's are not counted)."""
+    seen = {"upsert": 0, "replace_file": 0, "add_files": 0, "embed_document": 0}
+    for obj, name in ((ws.store, "upsert"), (ws.manifest, "replace_file"), (ws.manifest, "add_files"),
+                      (probe_core.sparse, "embed_document")):
+        real = getattr(obj, name)
+
+        def counted(*args, _real=real, _name=name, **kwargs):
+            seen[_name] += 1
+            return _real(*args, **kwargs)
+
+        mp.setattr(obj, name, counted)
+    return seen
+
+
 def test_the_tree_spans_many_lexical_batches(both):
-    serial, report, _, _ = both
+    serial, report, *_ = both
     assert sum(f.stat().st_size for f in serial.root.rglob("*.py")) > 500_000  # five batches of 100 kB
     assert report.files_indexed > 150 and report.chunks_indexed > 1000
 
 
 def test_same_reports_and_points(both):
-    serial, serial_report, pooled, pooled_report = both
+    serial, serial_report, pooled, pooled_report, _ = both
     for key in ("files_seen", "files_indexed", "files_unchanged", "files_failed", "chunks_indexed"):
         assert getattr(serial_report, key) == getattr(pooled_report, key), key
     assert set(serial.store.all_ids()) == set(pooled.store.all_ids()) == set(pooled.manifest.chunk_ids())
 
 
+def _points(ws: Workspace) -> dict:
+    """Every point's sparse vector (as ``embed_document`` made it) and payload, but its write time
+    and project id."""
+    import qdrant_edge as qe
+
+    from probe_core.storage.protocol import SPARSE
+
+    pts, _ = ws.store._s().scroll(qe.ScrollRequest(limit=100_000, with_payload=True, with_vector=True))
+    out = {}
+    for p in pts:
+        vec = p.vector[SPARSE]
+        payload = ws.store._keys.decode(p.payload)
+        payload.pop("indexed_at")
+        payload.pop("project_id")  # named after the tree's folder: the two trees differ
+        out[str(p.id)] = (sorted(zip(vec.indices, vec.values)), payload)
+    return out
+
+
+def test_the_workers_make_the_sparse_vectors_and_a_batch_is_written_at_once(both):
+    _, _, pooled, report, writes = both
+    assert writes["embed_document"] == 0  # every vector came from a worker process
+    assert writes["replace_file"] == 0 and 0 < writes["add_files"] < report.files_indexed / 10  # one per 100 kB batch
+    assert writes["upsert"] <= report.chunks_indexed / lexical.UPSERT_POINTS + writes["add_files"]  # not one per file
+
+
+def test_same_sparse_vectors_and_payloads(both):
+    serial, _, pooled, report, _ = both
+    a, b = _points(serial), _points(pooled)
+    assert len(a) == report.chunks_indexed and all(vec for vec, _ in a.values())
+    diff = [(k, a[k], b.get(k)) for k in a if a[k] != b.get(k)]
+    assert not diff, f"{len(diff)} points differ, first: {diff[0]}"
+
+
 def test_same_chunks_and_dense_queue(both):
-    serial, _, pooled, _ = both
+    serial, _, pooled, *_ = both
     a = _rows(serial.probe_dir / "manifest.sqlite", MANIFEST_SQL)
     b = _rows(pooled.probe_dir / "manifest.sqlite", MANIFEST_SQL)
     for key in MANIFEST_SQL:
@@ -136,7 +196,7 @@ def _packed(ws: Workspace) -> dict[str, list]:
 
 
 def test_same_symbol_graph(both):
-    serial, _, pooled, _ = both
+    serial, _, pooled, *_ = both
     a = {**_rows(serial.probe_dir / "manifest.sqlite", GRAPH_SQL), **_packed(serial)}
     b = {**_rows(pooled.probe_dir / "manifest.sqlite", GRAPH_SQL), **_packed(pooled)}
     assert len(a["symbols"]) > 500 and len(a["refs"]) > 5000
@@ -145,14 +205,14 @@ def test_same_symbol_graph(both):
 
 
 def test_same_search_results(both):
-    serial, _, pooled, _ = both
+    serial, _, pooled, *_ = both
     answers = _answers(serial)
     assert all(answers)
     assert answers == _answers(pooled)
 
 
 def test_an_edit_after_a_pooled_index_is_picked_up(both):
-    _, _, pooled, _ = both
+    _, _, pooled, *_ = both
     target = pooled.root / "probe_core" / "sparse.py"
     target.write_text(target.read_text() + "\n\ndef frobnicate_tokens_quickly():\n    return 42\n")
     report = index_workspace(pooled, dense=False)
