@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 
 from probe_core.limits import INTEL_DEPTH, MAX_RESULTS, MAX_TOKENS
 from probe_core.scan import read_text
@@ -246,7 +247,13 @@ def find_references(ws: Workspace, symbol: str | None = None, file: str | None =
 # -- implementations ---------------------------------------------------------------------------
 
 def implementation_items(ctx: QueryContext, targets: list[Symbol]) -> list[Item]:
+    """Subtypes of each target, breadth first. A common name (`Model`: 210 definitions in Django,
+    2,139 `class X(models.Model)` lines) gives many targets one edge list: each base as written is
+    resolved once and the direct subtypes are looked up by the definition they mean
+    (`_DirectSubtypes`); each name's edges are read once, not once per target."""
     items: list[Item] = []
+    direct = _DirectSubtypes(ctx)
+    edges_to = lru_cache(maxsize=None)(ctx.store.edges_to)
     for t in targets:
         if t.kind not in TYPE_KINDS:
             continue
@@ -255,14 +262,12 @@ def implementation_items(ctx: QueryContext, targets: list[Symbol]) -> list[Item]
         todo = [(t.name, 1)]
         while todo:
             name, d = todo.pop(0)
-            for e in ctx.store.edges_to(name):
+            for e in direct.of(t) if d == 1 else edges_to(name):
                 if e.kind == "embeds" and not go_iface:
                     continue
                 if family(ctx.res.languages.get(e.path)) != family(t.language):
                     continue
-                if d == 1 and not _edge_means(ctx, e, t):
-                    continue
-                items.append(Item(e.path, e.line, e.child, e.kind, ctx.line_text(e.path, e.line),
+                items.append(Item(e.path, e.line, e.child, e.kind, None,  # context: see finish
                                   1.0 if d == 1 else 0.9))
                 if e.child not in seen:
                     seen.add(e.child)
@@ -272,17 +277,46 @@ def implementation_items(ctx: QueryContext, targets: list[Symbol]) -> list[Item]
     return _dedupe(items)
 
 
-def _edge_means(ctx: QueryContext, e: Edge, target: Symbol) -> bool:
-    """Does `class X(Base)` / `impl io::Read for X` name the target, or a namesake elsewhere?"""
-    found = ctx.res.resolve(Ref(e.path, e.line, e.parent, e.parent_qualifier, "ref", None, None))
-    if any(_key(s) == _key(target) for s, _ in found):
-        return True
-    if found:
-        return False
-    head = (e.parent_qualifier or e.parent).replace("::", ".").split(".")[0]
-    bound = [imp for imp in ctx.res.imports(e.path) if imp.bound == head]
-    # unresolved and not imported from outside: keep (a dynamic base, a same-package type)
-    return not bound or any(ctx.res.module_files(imp.module, e.path) for imp in bound)
+class _DirectSubtypes:
+    """The edges (`class X(Base)`, `impl io::Read for X`) that name one definition, not a namesake
+    elsewhere: a name's edges are read and resolved once, then filed by the definition they mean;
+    an edge that resolves to nothing and is not imported from outside (a dynamic base, a
+    same-package type) counts for every definition of the name."""
+
+    def __init__(self, ctx: QueryContext) -> None:
+        self.ctx = ctx
+        self._filed: dict[str, tuple[dict[tuple[str, int], list[Edge]], list[Edge]]] = {}
+
+    def of(self, target: Symbol) -> list[Edge]:
+        filed = self._filed.get(target.name)
+        if filed is None:
+            filed = self._filed[target.name] = self._file(target.name)
+        by_def, unresolved = filed
+        return by_def.get(_key(target), []) + unresolved
+
+    def _file(self, name: str) -> tuple[dict[tuple[str, int], list[Edge]], list[Edge]]:
+        by_def: dict[tuple[str, int], list[Edge]] = {}
+        unresolved: list[Edge] = []
+        meant: dict[tuple[str, str, str | None], tuple[set[tuple[str, int]], bool]] = {}
+        for e in self.ctx.store.edges_to(name):
+            key = (e.path, e.parent, e.parent_qualifier)  # the same base written in the same file
+            if key not in meant:
+                meant[key] = self._resolve(e)
+            found, keep = meant[key]
+            for k in found:
+                by_def.setdefault(k, []).append(e)
+            if keep:
+                unresolved.append(e)
+        return by_def, unresolved
+
+    def _resolve(self, e: Edge) -> tuple[set[tuple[str, int]], bool]:
+        res = self.ctx.res
+        found = {_key(s) for s, _ in res.resolve(Ref(e.path, e.line, e.parent, e.parent_qualifier, "ref", None, None))}
+        if found:
+            return found, False
+        head = (e.parent_qualifier or e.parent).replace("::", ".").split(".")[0]
+        bound = [imp for imp in res.imports(e.path) if imp.bound == head]
+        return found, not bound or any(res.module_files(imp.module, e.path) for imp in bound)
 
 
 def _go_satisfiers(ctx: QueryContext, iface: Symbol) -> list[Item]:

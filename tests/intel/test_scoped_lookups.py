@@ -1,0 +1,50 @@
+"""Graph queries cost what the symbol's own uses cost, not (definitions × uses) of a common name
+(issue 18, item 3: `probe impls Model` on Django read its 2,139 subclass lines once per each of
+the 210 classes named `Model`, minutes)."""
+from __future__ import annotations
+
+from probe_core import Workspace, index_workspace
+from probe_core.intel import find_implementations
+from probe_core.intel.resolve import Resolver
+
+NAMESAKES = 30  # test modules that define their own `class Model`
+SUBCLASSES = 40  # modules that subclass the real one
+
+
+def _tree(root):
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "base.py").write_text("class Model:\n    def save(self):\n        return 1\n")
+    (root / "apps").mkdir()
+    for i in range(SUBCLASSES):
+        (root / "apps" / f"app{i}.py").write_text(
+            f"from pkg import base\n\n\nclass Thing{i}(base.Model):\n    pass\n\n\nclass Sub{i}(Thing{i}):\n    pass\n")
+    (root / "tests").mkdir()
+    for i in range(NAMESAKES):
+        (root / "tests" / f"test_m{i}.py").write_text(f"class Model:\n    pass\n\n\nclass Local{i}(Model):\n    pass\n")
+
+
+def test_implementations_of_a_common_name_resolve_each_subclass_line_once(tmp_path, monkeypatch):
+    _tree(tmp_path)
+    ws = Workspace.open(tmp_path)
+    try:
+        index_workspace(ws, dense=False)
+        calls = []
+        real = Resolver.resolve
+        monkeypatch.setattr(Resolver, "resolve", lambda self, ref: calls.append(ref.path) or real(self, ref))
+        res = find_implementations(ws, "Model", max_results=200, max_tokens=None)
+        edges = SUBCLASSES + NAMESAKES  # the lines that name `Model` as a base
+        # one resolution per base as written, not one per (definition named Model) × (base line)
+        assert len(calls) <= edges, len(calls)
+        assert res.target["path"] == "pkg/base.py" and not res.truncated
+        got = {(i.path, i.symbol) for i in res.items}
+        # the real Model's subclasses (and theirs); each namesake's own subclass, as before
+        assert {(f"apps/app{i}.py", f"Thing{i}") for i in range(SUBCLASSES)} <= got
+        assert {(f"apps/app{i}.py", f"Sub{i}") for i in range(SUBCLASSES)} <= got
+        assert {(f"tests/test_m{i}.py", f"Local{i}") for i in range(NAMESAKES)} <= got
+        assert len(got) == 2 * SUBCLASSES + NAMESAKES
+        assert all(i.context.startswith("class ") for i in res.items)  # the source line, read for kept items
+        cut = find_implementations(ws, "Model", max_results=10, max_tokens=None)
+        assert len(cut.items) == 10 and cut.truncated
+    finally:
+        ws.close()
