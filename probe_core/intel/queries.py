@@ -36,6 +36,7 @@ class QueryContext:
         self.store = graph_store(ws)
         self.res = Resolver(self.store, ws.root)
         self._lines: dict[str, list[str]] = {}
+        self._symbols: dict[str, dict[int, Symbol]] = {}
 
     def source_line(self, path: str, line: int) -> str:
         lines = self._lines.get(path)
@@ -56,7 +57,10 @@ class QueryContext:
     def symbol_at(self, path: str, line: int | None) -> Symbol | None:
         if line is None:
             return None
-        return next((s for s in self.store.symbols_in(path) if s.line == line and s.kind != "impl"), None)
+        syms = self._symbols.get(path)
+        if syms is None:  # many call sites share a file: read its definitions once
+            syms = self._symbols[path] = {s.line: s for s in reversed(self.store.symbols_in(path)) if s.kind != "impl"}
+        return syms.get(line)
 
 
 def target_dict(targets: list[Symbol]) -> dict:
@@ -138,32 +142,38 @@ def _check(max_results: int, depth: int, max_tokens: int | None = None) -> int:
 
 # -- callers -----------------------------------------------------------------------------------
 
-def caller_items(ctx: QueryContext, targets: list[Symbol], depth: int) -> list[Item]:
-    """Call sites of the targets, then of their callers, up to `depth` levels (cycles cut)."""
+def caller_items(ctx: QueryContext, targets: list[Symbol], depth: int, enough: int | None = None) -> list[Item]:
+    """Call sites of the targets, then of their callers, up to `depth` levels (cycles cut).
+
+    With `enough` (the answer's `max_results`), a level whose sites already outnumber it ends the
+    walk: the answer ranks shallower sites first, so deeper ones could only be cut (`truncated`),
+    and a name called 8,000 times (`Errorf`) no longer reads the callers of all its callers."""
     items: list[Item] = []
     seen_defs = {_key(t) for t in targets}
     level = list(targets)
     share = 1.0 / len(targets) if len(targets) > 1 else 1.0
     for d in range(1, depth + 1):
         wanted = {_key(t) for t in level}
-        nxt: list[Symbol] = []
+        found: list[Ref] = []
         for name in sorted({t.name for t in level}):
             for ref in ctx.store.refs_named(name, ("call",)):
                 conf = _matches(ctx.res, ref, wanted)
-                if conf <= 0:
-                    continue
-                items.append(Item(ref.path, ref.line, ref.enclosing, "call", None,  # context: see finish
-                                  conf * share, depth=d if depth > 1 else None))
-                if d == depth:  # the last level: its callers are not followed
-                    continue
-                caller = ctx.symbol_at(ref.path, ref.enclosing_line)
-                if caller is not None and _key(caller) not in seen_defs:
-                    seen_defs.add(_key(caller))
-                    nxt.append(caller)
-        level = nxt
+                if conf > 0:
+                    found.append(ref)
+                    items.append(Item(ref.path, ref.line, ref.enclosing, "call", None,  # context: see finish
+                                      conf * share, depth=d if depth > 1 else None))
+        items = _dedupe(items)
+        if d == depth or (enough is not None and len(items) > enough):
+            break  # the last level (or enough): its callers are not followed
+        level = []
+        for ref in found:
+            caller = ctx.symbol_at(ref.path, ref.enclosing_line)
+            if caller is not None and _key(caller) not in seen_defs:
+                seen_defs.add(_key(caller))
+                level.append(caller)
         if not level:
             break
-    return _dedupe(items)
+    return items
 
 
 def find_callers(ws: Workspace, symbol: str | None = None, file: str | None = None, line: int | None = None,
@@ -176,7 +186,7 @@ def find_callers(ws: Workspace, symbol: str | None = None, file: str | None = No
     if gap:
         return no_answer(targets, gap)
     if depth > 1:  # the language server answers one level
-        return finish(targets, caller_items(ctx, targets, depth), max_results, max_tokens, context=ctx.line_text)
+        return finish(targets, caller_items(ctx, targets, depth, max_results), max_results, max_tokens, context=ctx.line_text)
     return answer(ctx, targets, "callers", lambda: caller_items(ctx, targets, 1), max_results, max_tokens, lsp=lsp)
 
 

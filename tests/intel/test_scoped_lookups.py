@@ -48,3 +48,27 @@ def test_implementations_of_a_common_name_resolve_each_subclass_line_once(tmp_pa
         assert len(cut.items) == 10 and cut.truncated
     finally:
         ws.close()
+
+
+def test_deep_callers_stop_at_a_level_that_already_fills_the_answer(tmp_path, monkeypatch):
+    from probe_core.intel import find_callers
+    from probe_core.intel.store import GraphStore
+
+    (tmp_path / "hot.py").write_text("def hot():\n    return 1\n")
+    for i in range(30):  # 30 callers of hot(), each called by its own caller
+        (tmp_path / f"use{i}.py").write_text(
+            f"from hot import hot\n\n\ndef user{i}():\n    return hot()\n\n\ndef outer{i}():\n    return user{i}()\n")
+    ws = Workspace.open(tmp_path)
+    try:
+        index_workspace(ws, dense=False)
+        names = []
+        real = GraphStore.refs_named
+        monkeypatch.setattr(GraphStore, "refs_named", lambda self, name, *a, **k: names.append(name) or real(self, name, *a, **k))
+        res = find_callers(ws, "hot", depth=2, max_results=10, max_tokens=None)
+        # 30 sites at depth 1 already outnumber the 10 asked for: the 30 callers' own calls are not read
+        assert names.count("hot") == 1 and not any(n.startswith("user") for n in names), names
+        assert len(res.items) == 10 and res.truncated and {i.depth for i in res.items} == {1}
+        full = find_callers(ws, "hot", depth=2, max_results=100, max_tokens=None)  # room for both levels
+        assert len(full.items) == 60 and not full.truncated and {i.depth for i in full.items} == {1, 2}
+    finally:
+        ws.close()
