@@ -186,7 +186,8 @@ def find_callers(ws: Workspace, symbol: str | None = None, file: str | None = No
     if gap:
         return no_answer(targets, gap)
     if depth > 1:  # the language server answers one level
-        return finish(targets, caller_items(ctx, targets, depth, max_results), max_results, max_tokens, context=ctx.line_text)
+        return finish(targets, caller_items(ctx, targets, depth, max_results), max_results, max_tokens,
+                      context=ctx.line_text)
     return answer(ctx, targets, "callers", lambda: caller_items(ctx, targets, 1), max_results, max_tokens, lsp=lsp)
 
 

@@ -63,7 +63,8 @@ def test_deep_callers_stop_at_a_level_that_already_fills_the_answer(tmp_path, mo
         index_workspace(ws, dense=False)
         names = []
         real = GraphStore.refs_named
-        monkeypatch.setattr(GraphStore, "refs_named", lambda self, name, *a, **k: names.append(name) or real(self, name, *a, **k))
+        monkeypatch.setattr(GraphStore, "refs_named",
+                            lambda self, name, *a, **k: names.append(name) or real(self, name, *a, **k))
         res = find_callers(ws, "hot", depth=2, max_results=10, max_tokens=None)
         # 30 sites at depth 1 already outnumber the 10 asked for: the 30 callers' own calls are not read
         assert names.count("hot") == 1 and not any(n.startswith("user") for n in names), names
