@@ -73,3 +73,30 @@ def test_deep_callers_stop_at_a_level_that_already_fills_the_answer(tmp_path, mo
         assert len(full.items) == 60 and not full.truncated and {i.depth for i in full.items} == {1, 2}
     finally:
         ws.close()
+
+
+def test_go_satisfiers_are_looked_up_by_method_name_not_by_testing_every_type(tmp_path, monkeypatch):
+    from probe_core.intel.store import GraphStore
+
+    (tmp_path / "go.mod").write_text("module example.com/m\n\ngo 1.21\n")
+    (tmp_path / "model.go").write_text(
+        "package m\n\ntype Model interface {\n\tTable() string\n\tSave() error\n}\n\n"
+        "type Row struct{}\n\nfunc (r Row) Table() string { return \"\" }\n\nfunc (r Row) Save() error { return nil }\n\n"
+        "type Half struct{}\n\nfunc (h Half) Table() string { return \"\" }\n\n"
+        "type Wrapped struct {\n\tRow\n}\n")
+    for i in range(40):  # types with other methods: none can satisfy Model
+        (tmp_path / f"plain{i}.go").write_text(
+            f"package m\n\ntype Plain{i} struct{{}}\n\nfunc (p Plain{i}) Save() error {{ return nil }}\n")
+    ws = Workspace.open(tmp_path)
+    try:
+        index_workspace(ws, dense=False)
+        asked = []
+        real = GraphStore.symbols_with_parent
+        monkeypatch.setattr(GraphStore, "symbols_with_parent",
+                            lambda self, names, *a, **k: asked.extend(names) or real(self, names, *a, **k))
+        res = find_implementations(ws, "Model", max_results=100, max_tokens=None)
+        assert {(i.symbol, i.kind) for i in res.items} == {("Row", "satisfies"), ("Wrapped", "satisfies")}
+        # only types that own (or embed an owner of) a `Table` method have their method set read
+        assert not [n for n in asked if n.startswith("Plain")], asked
+    finally:
+        ws.close()
