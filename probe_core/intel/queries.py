@@ -155,9 +155,13 @@ def caller_items(ctx: QueryContext, targets: list[Symbol], depth: int, enough: i
     for d in range(1, depth + 1):
         wanted = {_key(t) for t in level}
         found: list[Ref] = []
+        known: dict[tuple, float] = {}  # uses that resolve alike are resolved once (a file's repeats)
         for name in sorted({t.name for t in level}):
             for ref in ctx.store.refs_named(name, ("call",)):
-                conf = _matches(ctx.res, ref, wanted)
+                key = ctx.res.use_key(ref)
+                conf = known.get(key)
+                if conf is None:
+                    conf = known[key] = _matches(ctx.res, ref, wanted)
                 if conf > 0:
                     found.append(ref)
                     items.append(Item(ref.path, ref.line, ref.enclosing, "call", None,  # context: see finish

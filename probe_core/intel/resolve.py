@@ -178,6 +178,14 @@ class Resolver:
         return self._exported(name, nxt, cands, hops + 1) if nxt else []
 
     # -- resolution --------------------------------------------------------------------------
+    def use_key(self, ref: Ref) -> tuple:
+        """What ``resolve(ref)`` depends on: two uses with the same key resolve alike (a file's
+        repeated ``fmt.Errorf`` calls; a bare or ``self`` name also by the definition it is in)."""
+        q = ref.qualifier
+        if q is None or q.split("(")[0] in SELF_WORDS:
+            return ref.path, ref.name, q, ref.enclosing
+        return ref.path, ref.name, q
+
     def resolve(self, ref: Ref) -> list[tuple[Symbol, float]]:
         """Candidate definitions of one use, most likely first, each with a confidence in (0, 1]."""
         lang = family(self.languages.get(ref.path))

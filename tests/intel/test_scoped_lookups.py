@@ -100,3 +100,26 @@ def test_go_satisfiers_are_looked_up_by_method_name_not_by_testing_every_type(tm
         assert not [n for n in asked if n.startswith("Plain")], asked
     finally:
         ws.close()
+
+
+def test_a_files_repeated_qualified_calls_resolve_once(tmp_path, monkeypatch):
+    """`callers Errorf` on a monorepo: 8,000 `fmt.Errorf(...)` calls in ~1,500 files. A qualified
+    call resolves by its file, name and qualifier only (not by the function it is in), so a file's
+    repeats are resolved once; a bare call still resolves per enclosing definition."""
+    from probe_core.intel import find_callers
+
+    (tmp_path / "util.py").write_text("def helper():\n    return 1\n")
+    body = "".join(f"\n\ndef f{k}():\n    util.helper()\n    return util.helper()\n" for k in range(12))
+    for i in range(5):
+        (tmp_path / f"m{i}.py").write_text("import util\n" + body)
+    ws = Workspace.open(tmp_path)
+    try:
+        index_workspace(ws, dense=False)
+        calls = []
+        real = Resolver.resolve
+        monkeypatch.setattr(Resolver, "resolve", lambda self, ref: calls.append(ref.path) or real(self, ref))
+        res = find_callers(ws, "helper", max_results=500, max_tokens=None)
+        assert len(res.items) == 5 * 12 * 2  # every call site is still an item
+        assert sorted(calls) == sorted(f"m{i}.py" for i in range(5)), calls  # one resolution a file
+    finally:
+        ws.close()
