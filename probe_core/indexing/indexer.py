@@ -277,12 +277,17 @@ def _first_avg_len(run: IndexRun, scanned: list[ScannedFile]) -> None:
     if man.get_meta("bm25_avg_len") is not None or sum(f.size for f in to_read) <= lexical.BATCH_BYTES:
         return
     chunker = ws.profile.chunk
+    keep = _pool_size(ws, sum(f.size for f in to_read)) == 0  # read here again later: keep what was read
     sample = []
     for f in to_read[::max(1, len(to_read) // AVG_SAMPLE_FILES)]:
         try:
-            sample.append(Changed(f, "", dedupe(chunker(f.path, indexed_text(ws, f.path)))))
+            text = indexed_text(ws, f.path)
+            chunks = dedupe(chunker(f.path, text))
         except Exception:  # noqa: BLE001 - the file's own phase records why it cannot be read or chunked
             continue
+        sample.append(Changed(f, "", chunks))
+        if keep:
+            run.sampled[f.path] = (text, chunks)
     lexical.bm25_avg_len(man, sample)
 
 
@@ -303,8 +308,9 @@ def _same_as(row: FileRow | None) -> str | None:
 
 def _decide_file(run: IndexRun, f: ScannedFile, row: FileRow | None) -> Changed | None:
     ws, man, report = run.ws, run.ws.manifest, run.report
+    text, sampled = run.sampled.pop(f.path, (None, None))  # read by the average-length sample
     try:
-        text = indexed_text(ws, f.path)
+        text = indexed_text(ws, f.path) if text is None else text
     except (OSError, ProbeError) as exc:  # vanished or unreadable between scan and read
         report.errors.append((f.path, str(exc)))
         return None
@@ -316,7 +322,7 @@ def _decide_file(run: IndexRun, f: ScannedFile, row: FileRow | None) -> Changed 
     kept = _kept(run, f.path, file_hash)  # revived below, not re-chunked
     try:
         chunker = ws.profile.chunk  # code by language; a library's documents as docs
-        chunks = [] if kept else dedupe(chunker(f.path, text))
+        chunks = [] if kept else sampled if sampled is not None else dedupe(chunker(f.path, text))
     except Exception as exc:  # an unreadable document, or a chunker bug, must not stop the whole index
         _chunking_failed(run, f, isinstance(exc, ProbeError), str(exc), traceback.format_exc())
         return None

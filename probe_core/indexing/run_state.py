@@ -70,3 +70,6 @@ class IndexRun:
     paths: list[str] | None  # the watcher's files, or None for a full scan
     failed_now: int = 0  # files that failed in this run (their rows changed)
     fresh: bool = False  # the manifest held no chunks when the run began: no file has points to replace
+    # path → (text, chunks) read by the BM25 average-length sample of a run whose files are read in
+    # this process: the file's own phase takes them instead of reading (a PDF: parsing) it again
+    sampled: dict = field(default_factory=dict)

@@ -24,3 +24,32 @@ def test_a_rebuilt_library_indexes_and_shows_its_documents_again(tmp_path):
         assert hit["snippet"] == DOCS["notes.txt"].strip()
     finally:
         ws.close()
+
+
+def test_a_large_new_library_reads_each_document_once(tmp_path, monkeypatch):
+    """A new library larger than one lexical batch measures its BM25 average length on a sample of
+    its documents first; a library reads them in this process (a PDF's text is a parse), so the
+    sampled documents' texts and chunks are kept for their own phase instead of read again."""
+    from collections import Counter
+
+    from probe_core.indexing import lexical
+    from probe_core.libraries.workspace import LibraryProfile
+
+    docs = {f"notes/n{i:03d}.md": f"# Note {i}\n\n" + f"The cache entry {i} expires after {i} seconds.\n" * 40
+            for i in range(60)}
+    folder = _write(tmp_path / "docs", docs)
+    add_library(folder, "big")
+    monkeypatch.setattr(lexical, "BATCH_BYTES", 20_000)  # more than one batch: the sample is taken
+    reads: Counter = Counter()
+    real = LibraryProfile.read
+    monkeypatch.setattr(LibraryProfile, "read", lambda self, root, path, **kw: reads.update([path]) or real(self, root, path, **kw))
+    ws = _open("big")
+    try:
+        report = index_workspace(ws, dense=False)
+        assert report.files_indexed == 60 and report.files_failed == 0
+        assert ws.manifest.get_meta("bm25_avg_len") is not None
+        assert set(reads) == set(docs) and max(reads.values()) == 1, reads.most_common(3)
+        hits = library_search(ws, "entry 42 expires")["results"]
+        assert hits and hits[0]["path"].endswith("n042.md")
+    finally:
+        ws.close()
