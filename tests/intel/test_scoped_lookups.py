@@ -11,6 +11,19 @@ NAMESAKES = 30  # test modules that define their own `class Model`
 SUBCLASSES = 40  # modules that subclass the real one
 
 
+def _spy(monkeypatch, cls, method: str, seen: list, what=lambda arg: arg) -> list:
+    """Wrap ``cls.method`` so that each call appends ``what(first argument)`` to ``seen`` (the
+    lookups a query makes are what these tests count, not its time)."""
+    real = getattr(cls, method)
+
+    def spied(self, arg, *a, **k):
+        seen.append(what(arg))
+        return real(self, arg, *a, **k)
+
+    monkeypatch.setattr(cls, method, spied)
+    return seen
+
+
 def _tree(root):
     (root / "pkg").mkdir(parents=True)
     (root / "pkg" / "__init__.py").write_text("")
@@ -29,9 +42,7 @@ def test_implementations_of_a_common_name_resolve_each_subclass_line_once(tmp_pa
     ws = Workspace.open(tmp_path)
     try:
         index_workspace(ws, dense=False)
-        calls = []
-        real = Resolver.resolve
-        monkeypatch.setattr(Resolver, "resolve", lambda self, ref: calls.append(ref.path) or real(self, ref))
+        calls = _spy(monkeypatch, Resolver, "resolve", [], lambda ref: ref.path)
         res = find_implementations(ws, "Model", max_results=200, max_tokens=None)
         edges = SUBCLASSES + NAMESAKES  # the lines that name `Model` as a base
         # one resolution per base as written, not one per (definition named Model) × (base line)
@@ -61,10 +72,7 @@ def test_deep_callers_stop_at_a_level_that_already_fills_the_answer(tmp_path, mo
     ws = Workspace.open(tmp_path)
     try:
         index_workspace(ws, dense=False)
-        names = []
-        real = GraphStore.refs_named
-        monkeypatch.setattr(GraphStore, "refs_named",
-                            lambda self, name, *a, **k: names.append(name) or real(self, name, *a, **k))
+        names = _spy(monkeypatch, GraphStore, "refs_named", [])
         res = find_callers(ws, "hot", depth=2, max_results=10, max_tokens=None)
         # 30 sites at depth 1 already outnumber the 10 asked for: the 30 callers' own calls are not read
         assert names.count("hot") == 1 and not any(n.startswith("user") for n in names), names
@@ -90,12 +98,10 @@ def test_go_satisfiers_are_looked_up_by_method_name_not_by_testing_every_type(tm
     ws = Workspace.open(tmp_path)
     try:
         index_workspace(ws, dense=False)
-        asked = []
-        real = GraphStore.symbols_with_parent
-        monkeypatch.setattr(GraphStore, "symbols_with_parent",
-                            lambda self, names, *a, **k: asked.extend(names) or real(self, names, *a, **k))
+        batches = _spy(monkeypatch, GraphStore, "symbols_with_parent", [])  # each call's names
         res = find_implementations(ws, "Model", max_results=100, max_tokens=None)
         assert {(i.symbol, i.kind) for i in res.items} == {("Row", "satisfies"), ("Wrapped", "satisfies")}
+        asked = [n for batch in batches for n in batch]
         # only types that own (or embed an owner of) a `Table` method have their method set read
         assert not [n for n in asked if n.startswith("Plain")], asked
     finally:
@@ -115,9 +121,7 @@ def test_a_files_repeated_qualified_calls_resolve_once(tmp_path, monkeypatch):
     ws = Workspace.open(tmp_path)
     try:
         index_workspace(ws, dense=False)
-        calls = []
-        real = Resolver.resolve
-        monkeypatch.setattr(Resolver, "resolve", lambda self, ref: calls.append(ref.path) or real(self, ref))
+        calls = _spy(monkeypatch, Resolver, "resolve", [], lambda ref: ref.path)
         res = find_callers(ws, "helper", max_results=500, max_tokens=None)
         assert len(res.items) == 5 * 12 * 2  # every call site is still an item
         assert sorted(calls) == sorted(f"m{i}.py" for i in range(5)), calls  # one resolution a file
