@@ -220,11 +220,8 @@ def _server_points(servers: _Servers, rec: WorkspaceRecord) -> tuple[object | No
 def _delete_server_points(client, rec: WorkspaceRecord) -> None:
     from ..storage.qdrant_server import QdrantServerStore
 
-    if rec.collection and client.collection_exists(rec.collection):
-        store = QdrantServerStore(client, rec.collection, where=rec.url or "qdrant")
-        store.delete_workspace(rec.workspace_id)
-        if store.count() == 0:  # the workspace's own collection (or a shared one it was last in)
-            store.drop_collection()
+    if rec.collection:  # its own collection, or a shared one it was last in, goes with its points
+        QdrantServerStore(client, rec.collection, where=rec.url or "qdrant").remove_workspace(rec.workspace_id)
 
 
 def _drop_record(registry: Registry, servers: _Servers, rec: WorkspaceRecord) -> None:

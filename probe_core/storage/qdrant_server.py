@@ -87,19 +87,20 @@ class QdrantServerStore:
         )
         for field in KEYWORD_FIELDS:
             self._call(self.client.create_payload_index, self.name, field, m.PayloadSchemaType.KEYWORD)
-        if self.shared is not None and self.shared[0] != self.name:
-            self._leave_shared(*self.shared)
+        if self.shared is not None and self.shared[0] != self.name:  # where its points lived before
+            self.remove_workspace(self.shared[1], self.shared[0])  # (its manifest finds them missing here)
 
-    def _leave_shared(self, collection: str, workspace_id: str) -> None:
-        """Delete this workspace's points from the collection it shared with others before (its
-        manifest then finds them missing here and indexes them again); drop that collection when
-        nothing is left in it."""
-        if not self._call(self.client.collection_exists, collection):
+    def remove_workspace(self, workspace_id: str, collection: str | None = None) -> None:
+        """Delete the workspace's points from ``collection`` (this store's by default) and drop the
+        collection when nothing is left in it (``probe prune``; the collection workspaces shared
+        before each got its own)."""
+        name = collection or self.name
+        if not self._call(self.client.collection_exists, name):
             return
         flt = _filter(StoreFilter(workspace_id=workspace_id))
-        self._call(self.client.delete, collection, m.FilterSelector(filter=flt), wait=True)
-        if self._call(self.client.count, collection, exact=True).count == 0:
-            self._call(self.client.delete_collection, collection)
+        self._call(self.client.delete, name, m.FilterSelector(filter=flt), wait=True)
+        if self._call(self.client.count, name, exact=True).count == 0:
+            self._call(self.client.delete_collection, name)
 
     def drop_collection(self) -> None:
         """Delete the whole collection (a rebuild of a workspace that has one of its own)."""
