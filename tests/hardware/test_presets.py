@@ -35,6 +35,18 @@ def test_the_real_h100_recommends_pro_on_hopper(h100):
     assert rec.warnings == ()
 
 
+def test_probes_own_reader_on_a_real_h100_matches_the_shared_reading(h100):
+    """Read by read_nvml itself on a real H100 (2026-11-27); the shared fixture came from elsewhere."""
+    ours = nvml_fixture("h100-80gb-hbm3-probe")
+    (dev,), (theirs,) = ours.devices, h100.devices
+    same = ("name", "cuda_compute_capability", "memory_total_bytes", "architecture_enum", "power_limit_mw", "mig_mode")
+    assert {k: getattr(dev, k) for k in same} == {k: getattr(theirs, k) for k in same}
+    assert (ours.driver, ours.cuda_driver) == (h100.driver, h100.cuda_driver)
+    rec = recommend(ours, machine="x86_64")
+    assert rec.preset == "pro" and rec.tei.tag == "hopper-1.9"
+    assert rec.device_id == dev.uuid and dev.uuid.startswith("GPU-")  # compose reserves the board by UUID
+
+
 def test_the_real_h200_recommends_pro_on_hopper():
     """Read by NVML on a real H200 (2026-11-26): 143,771 MiB by nvidia-smi, 9.0, no MIG."""
     reading = nvml_fixture("h200-141gb")
