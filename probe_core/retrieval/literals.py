@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..intel.words import WORD
 from ..workspace import Workspace
 from .chunk_locator import ChunkLocator
 from .term_index import TermIndex, term_index
@@ -133,13 +134,21 @@ class _Files:
             self.texts[path] = f
         return f
 
-    def holding(self, needle: bytes, *, case: bool, bounded: bool) -> Iterator[tuple[str, IndexedText]] | None:
+    def holding(self, needle: bytes, *, case: bool, bounded: bool,
+                max_files: int | None = None) -> Iterator[tuple[str, IndexedText]] | None:
         """(path, text) of the allowed files that may hold ``needle``, by path; None, reading
-        nothing, when the postings name more than ``MAX_CANDIDATE_FILES`` of them."""
+        nothing, when the postings name more than ``MAX_CANDIDATE_FILES`` of them, or (``max_files``)
+        when the needle is one whole word, matched case kept between word boundaries, that more
+        than ``max_files`` posted files hold: each of those holds it (the postings are the files'
+        words), so reading them would only count what is already known."""
         metas = [m for m in self.index.candidates(self.store, needle, case=case, bounded=bounded)
                  if self.allowed(m[0], m[2], m[3])]
         if len(metas) > MAX_CANDIDATE_FILES:
             return None
+        if max_files is not None and case and bounded and WORD.fullmatch(needle) and len(metas) > max_files:
+            unposted = {m[0] for m in self.index.unposted()}
+            if sum(m[0] not in unposted for m in metas) > max_files:
+                return None
         return ((path, f) for path, file_hash, language, kind in metas
                 if (f := self.text(path, file_hash, language, kind)) is not None)
 
@@ -257,8 +266,8 @@ def _lists(ws: Workspace, files: _Files, intent: QueryIntent, prior: Callable[[s
 
 def _identifier_occurrences(files: _Files, name: str) -> dict[str, list[int]] | None:
     needle = _utf8(name)
-    return _occurrences(files.holding(needle, case=True, bounded=True), needle, _identifier_pattern(name),
-                        MAX_IDENTIFIER_FILES, case=True)
+    return _occurrences(files.holding(needle, case=True, bounded=True, max_files=MAX_IDENTIFIER_FILES), needle,
+                        _identifier_pattern(name), MAX_IDENTIFIER_FILES, case=True)
 
 
 def _credit(scores: dict[str, float], spans: dict[str, int], chunks: ChunkLocator, found: dict[str, list[int]],
