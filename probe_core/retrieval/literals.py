@@ -10,6 +10,7 @@ match, not what the repository holds (``bench/bench_scale.py``).
 from __future__ import annotations
 
 import bisect
+import dataclasses
 import math
 import re
 from array import array
@@ -42,6 +43,13 @@ DEFINITION_BONUS = 2.0  # the chunk that defines a name outranks the chunks that
 # repository, and a line with many names is a call, not a definition.
 OWNER_SHARE = 1.0
 MAX_OWNERS = 3
+# A one-word query naming this many definitions at most is an identifier (``with_named_definition``);
+# kinds that define code, not variables or constants (a monorepo holds 7 variables named ``cache``).
+MAX_NAMED_DEFINITIONS = 3
+DEFINITION_KINDS = frozenset({"function", "method", "class", "struct", "interface", "trait", "enum", "type",
+                              "impl", "macro", "constructor"})
+_NAMED_READ = 32  # symbols read to decide: a name with this many is common whatever their kinds
+_ONE_WORD = re.compile(r"[A-Za-z_$][\w$]*")
 # A quoted string on one line ("...", '...', `...`; escapes skipped), where a message is written.
 _STRING = re.compile(r'"(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|`[^`]*`')
 
@@ -203,6 +211,24 @@ def _split_qualified(name: str) -> tuple[str | None, str]:
     """``MultiDict.getlist`` → ("MultiDict", "getlist"); ``Map::entry`` → ("Map", "entry")."""
     parts = re.split(r"\.|::", name)
     return (parts[-2] if len(parts) > 1 else None), parts[-1]
+
+
+def with_named_definition(ws: Workspace, query: str, intent: QueryIntent) -> QueryIntent:
+    """``intent``, with the query's one word as its identifier when the query is one plain word
+    that names 1 to ``MAX_NAMED_DEFINITIONS`` definitions (``sympify``, ``dsolve``): asked alone, a
+    definition's name asks for that code, and the identifier list puts it first. A plain word is
+    otherwise left to BM25 and the embedder (it is prose as often as a name), and so is a word that
+    names many definitions (``get``, ``render``: no one of them is meant)."""
+    word = query.strip()
+    if intent.identifiers or intent.literals or not _ONE_WORD.fullmatch(word):
+        return intent
+    from ..intel.build import graph_store
+
+    symbols = graph_store(ws).symbols_named(word, limit=_NAMED_READ)
+    found = [s for s in symbols if s.kind in DEFINITION_KINDS]
+    if len(symbols) == _NAMED_READ or not 1 <= len(found) <= MAX_NAMED_DEFINITIONS:
+        return intent
+    return dataclasses.replace(intent, identifiers=(word,), asks_mechanism=False)
 
 
 def exact_lists(ws: Workspace, intent: QueryIntent, allowed: Callable[[str, str | None, str | None], bool],
