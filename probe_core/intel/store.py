@@ -354,6 +354,13 @@ class GraphStore:
             names = self._names({i for _, r in found for i in (r[1], r[4], r[5]) if i})
         return [to_ref(path, r, names) for path, r in found]
 
+    def files_using(self, name: str, kinds: Iterable[str] | None = None, *, limit: int) -> int:
+        """How many files use ``name`` (as one of ``kinds``), counted up to ``limit``: each such file
+        holds a use, so a count past N says "more than N uses" without reading them (``refs_named``
+        with a limit sorts every file of a common name by path first)."""
+        return self._rows("SELECT count(*) FROM (SELECT 1 FROM graph_refs WHERE name = (SELECT id FROM graph_names"
+                          " WHERE name=?) AND kind & ? LIMIT ?)", (name, kind_bits(kinds or None), limit))[0][0]
+
     def refs_in(self, path: str, start: int, end: int, kinds: Iterable[str] = ("call",)) -> list[Ref]:
         """Uses on lines ``start``..``end`` of ``path``, by line."""
         bits = kind_bits(kinds)

@@ -45,9 +45,12 @@ def _neighbour_lines(graph, path: str, start: int, end: int, name: str | None,
     for callee in list(called)[:MAX_CALLED]:
         out.update(definitions(callee))
     if name and defines:
-        callers = graph.refs_named(name, ("call",), limit=MAX_FANOUT + 1)  # a common name: not read whole
-        if len(callers) <= MAX_FANOUT:
-            out.update((r.path, r.line) for r in callers)
+        # a name called from more files than the fan-out has more calls: counted, not read (a common
+        # name's calls sit in thousands of files of a monorepo)
+        if graph.files_using(name, ("call",), limit=MAX_FANOUT + 1) <= MAX_FANOUT:
+            callers = graph.refs_named(name, ("call",), limit=MAX_FANOUT + 1)
+            if len(callers) <= MAX_FANOUT:
+                out.update((r.path, r.line) for r in callers)
         for edge in graph.edges_to(name, limit=MAX_FANOUT):  # subtypes / implementors
             out.add((edge.path, edge.line))
         for edge in graph.edges_from(name):  # what it extends

@@ -21,7 +21,7 @@ from .coverage import DENSE_NEARLY_DONE, coverage_note, index_health, query_vect
 from .expansion import query_expansion, with_bridged_words
 from .graph_evidence import graph_list, join_neighbours
 from .index_state import index_state
-from .literals import exact_lists
+from .literals import exact_lists, with_named_definition
 from .priors import apply_priors, kind_prior
 from .query_intent import QueryIntent, parse_query
 from .rank_fusion import fuse
@@ -236,7 +236,7 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
     live_tree = _exact_lists_apply(ws, flt)  # the extra lists read the live (last indexed) versions
     allowed = _allowed(flt, paths)
     if hits and live_tree:
-        exact = exact_lists(ws, intent, allowed, lambda path, kind: kind_prior(
+        exact = exact_lists(ws, with_named_definition(ws, query, intent), allowed, lambda path, kind: kind_prior(
             {"file_path": path, "chunk_kind": kind}, intent, flt.chunk_kinds, ranking))
         lists = {"literal": (exact.literal, ranking.literal_weight),
                  "identifier": (exact.identifier, ranking.identifier_weight)}

@@ -29,6 +29,7 @@ from .damage import edge_words, shard_problem, store_damaged
 from .disk_space import ensure_free_space
 from .edge_optimize import OLD_SUFFIX
 from .edge_payload import PayloadKeys
+from .edge_warm import warm_in_background
 from .protocol import DENSE, KEYWORD_FIELDS, SPARSE, HybridQuery, StoreFilter, StoreHit, StorePoint
 
 # Dense search reads every vector (as an unoptimized, appendable segment does anyway): once the
@@ -88,6 +89,7 @@ class EdgeStore:
         self._keys = PayloadKeys.SHORT  # a shard made before short keys: LONG, found at load
         self._lock = threading.RLock()
         self.writes = 0  # points written (one per filter update) since open: ``edge_optimize.py`` checks and counts them
+        self.warming: threading.Thread | None = None  # reads a loaded shard's files into the page cache (edge_warm.py)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _open(self, dimensions: int | None) -> qe.EdgeShard:
@@ -104,8 +106,9 @@ class EdgeStore:
             raise store_damaged(self.path.parent.parent, self.path, problem)
         try:
             if exists:
-                self._shard = qe.EdgeShard.load(str(self.path))
+                self._shard = shard = qe.EdgeShard.load(str(self.path))
                 self._keys = PayloadKeys.LONG if "file_path" in self._shard.info().payload_schema else PayloadKeys.SHORT
+                self.warming = warm_in_background(self.path, lambda: self._shard is shard)
             elif dimensions is None:
                 raise BackendUnavailable(f"no index at {self.path}; run `probe index` first")
             else:

@@ -51,3 +51,25 @@ def test_an_answer_from_the_previous_vocabulary_is_not_cached(tmp_path):
         assert _bm25_rank(ws, NEW_FILE) == 1  # the same query again: the new vocabulary, not the cached answer
     finally:
         ws.close()
+
+
+def test_prose_words_are_the_texts_plain_lowercase_words(tmp_path):
+    """SQLite picks the prose words (3 to 24 ASCII lowercase letters): the same list as testing every
+    posted word in Python, with the edges of the rule in the text."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src/notes.py").write_text(
+        '"""Values, safely stored: the café keeps naïve values, ab, abc, CamelCase, UPPER, snake_case, x86, '
+        f'{"a" * 24} {"b" * 25} ünïcode lowercase_words ascii."""\nVALUE = 1\n')
+    ws = Workspace.open(tmp_path)
+    try:
+        index_workspace(ws, dense=False)
+        from probe_core.intel.build import graph_store
+
+        posted = [t for (t,) in graph_store(ws)._rows("SELECT term FROM graph_terms")]
+        expected = sorted(t.decode() for t in posted if 3 <= len(t) <= 24 and t.isalpha() and t.islower())
+        words, _ = vocabulary(ws).current(ws)
+        assert words.prose == expected
+        assert {"safely", "stored", "abc", "ascii", "a" * 24} <= set(words.prose)
+        assert not {"ab", "b" * 25, "upper", "x86", "café"} & set(words.prose)
+    finally:
+        ws.close()

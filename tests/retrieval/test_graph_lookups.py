@@ -1,7 +1,8 @@
 """A search's graph work is bounded by what its top hits hold, not by the repository: each called
 name's definitions are read once a search (a hub calls a helper many times, and hubs share
-helpers), and a hub's callees are looked up for its first ``MAX_CALLED`` distinct names (real
-tree-sitter graph, real manifest)."""
+helpers), a hub's callees are looked up for its first ``MAX_CALLED`` distinct names, and the calls
+of a name called from more files than ``MAX_FANOUT`` are counted, not read (real tree-sitter graph,
+real manifest)."""
 from __future__ import annotations
 
 import collections
@@ -21,7 +22,12 @@ TREE = {
     "src/b.py": "from util import helper, other, third\n\n\ndef hub_b():\n    helper(4)\n    other(2)\n    return third(3)\n",
     "src/gen.py": "".join(f"def f{i}():\n    return {i}\n\n\n" for i in range(CALLED))
                   + "def dispatch():\n" + "".join(f"    f{i}()\n" for i in range(CALLED)),
+    "src/common.py": "def common():\n    return 0\n\n\ndef rare():\n    return 1\n",
 }
+USERS = 14  # files calling ``common``: more than MAX_FANOUT; the first two also call ``rare``
+for _i in range(USERS):
+    TREE[f"src/use_{_i:02d}.py"] = (f"from common import common, rare\n\n\ndef use_{_i}():\n"
+                                    + ("    rare()\n" if _i < 2 else "") + "    return common()\n")
 
 
 @pytest.fixture(scope="module")
@@ -68,3 +74,26 @@ def test_a_hub_calling_many_names_looks_up_a_bounded_number(ws, asked):
     assert sum(asked[f"f{i}"] for i in range(CALLED)) == graph_evidence.MAX_CALLED
     assert all(asked[f"f{i}"] == 1 for i in range(graph_evidence.MAX_CALLED))  # the first, in line order
     assert len(ids) == graph_evidence.LIST_LIMIT
+
+
+def test_calls_from_more_files_than_the_fan_out_are_counted_not_read(ws, monkeypatch):
+    from probe_core.intel.build import graph_store
+
+    graph = graph_store(ws)
+    assert USERS > graph_evidence.MAX_FANOUT
+    assert graph.files_using("common", ("call",), limit=graph_evidence.MAX_FANOUT + 1) == graph_evidence.MAX_FANOUT + 1
+    assert graph.files_using("rare", ("call",), limit=graph_evidence.MAX_FANOUT + 1) == 2
+    assert graph.files_using("rare", ("import",), limit=99) == USERS  # by kind: every user imports it
+    read: collections.Counter = collections.Counter()
+    real = GraphStore.refs_named
+
+    def spy(self, name, *args, **kw):
+        read[name] += 1
+        return real(self, name, *args, **kw)
+    monkeypatch.setattr(GraphStore, "refs_named", spy)
+    ids = graph_list(ws, [hit(ws, "src/common.py", "common"), hit(ws, "src/common.py", "rare")], lambda _p: True)
+    assert read["common"] == 0  # a utility: its 14 calls are not read to learn there are more than 12
+    assert read["rare"] == 1
+    users = {r.point_id: r.path for p in ("src/use_00.py", "src/use_01.py", "src/use_02.py")
+             for r in ws.manifest.chunks_for(p)}
+    assert sorted(users[i] for i in ids if i in users) == ["src/use_00.py", "src/use_01.py"]  # rare's callers only

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from probe_core.retrieval.literals import IndexedText, _identifier_pattern, _literal_pattern, _utf8
+from probe_core.retrieval.literals import IndexedText, _identifier_pattern, _literal_pattern, _utf8, offsets
 
 
 def _text(text: str) -> IndexedText:
@@ -46,6 +46,20 @@ def test_names_and_literals_match_in_bytes_as_in_text():
     assert [m.start() for m in ident.finditer(f.data)] == [len(_utf8("café = "))]
     assert f.holds(_utf8("zu gross"), case=False) and not f.holds(_utf8("zu gross"), case=True)
     assert [f.line_of(m.start()) for m in _literal_pattern("ist ZU").finditer(f.data)] == [2]
+
+
+
+@pytest.mark.parametrize("needle", ["a", "aa", "a.a", "a_a", "Ab", "é", "$x", "x$", "caf", "a a", "GROSS"])
+def test_offsets_are_the_patterns_matches(needle):
+    """``offsets`` (bytes.find) gives what ``finditer`` of the identifier and literal patterns gives:
+    leftmost first, never overlapping, word boundaries and ASCII case folding included."""
+    rng = random.Random(hash(needle) & 0xFFFF)
+    alphabet = ["a", "A", "b", ".", "_", "$", "x", " ", "\n", "é", "caf", "aa", "a.a", "GROSS", "gross", "9"]
+    for _ in range(400):
+        f = _text("".join(rng.choice(alphabet) for _ in range(rng.randint(0, 30))))
+        raw = _utf8(needle)
+        assert list(offsets(f, raw, case=True, bounded=True)) == [m.start() for m in _identifier_pattern(needle).finditer(f.data)]
+        assert list(offsets(f, raw, case=False, bounded=False)) == [m.start() for m in _literal_pattern(needle).finditer(f.data)]
 
 
 OWNERS = {
