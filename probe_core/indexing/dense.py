@@ -10,10 +10,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import EmbeddingError
-from ..records import IndexProgress
+from ..errors import EmbeddingError, ProbeError
+from ..records import IndexProgress, short_hash
 from ..storage.disk_space import ensure_free_space
 from ..workspace import Workspace
+from .encode import with_header
 from .fill_order import rank_queue
 from .run_state import ProgressCallback, _noop
 
@@ -27,13 +28,17 @@ def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: Inde
     man, store, emb = ws.manifest, ws.store, ws.embedder
     state = state or IndexProgress(phase="dense")
     done = 0
+    files: dict[str, tuple[str, list[str]]] = {}  # the last files read for their chunks' lines
     with ws.write_lock:
         rank_queue(man)
     while not should_stop():
         with ws.write_lock:
-            rows = man.pending_dense(batch)
-            if not rows:
+            queued = man.pending_dense(batch)
+            if not queued:
                 break
+            rows = _with_texts(ws, queued, files)
+            if not rows:
+                continue
             ids = [r[0] for r in rows]
             texts = [r[2] for r in rows]
             try:
@@ -54,6 +59,42 @@ def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: Inde
         state.chunks_embedded += len(ids)
         progress(state)
     return done
+
+
+def _with_texts(ws: Workspace, rows: list[tuple[str, str, str | None]],
+                files: dict[str, tuple[str, list[str]]]) -> list[tuple[str, str, str]]:
+    """``rows`` with every text: one queued as ``FROM_FILE`` is its lines of the file version it was
+    indexed from, under its header, as the lexical phase made it (``encode.py``). A chunk whose file
+    no longer has that version (changed or gone since) leaves the queue without a vector."""
+    spans = ws.manifest.queued_spans([pid for pid, _, text in rows if text is None])
+    out, stale = [], []
+    for pid, path, text in rows:
+        if text is None:
+            span = spans.get(pid)
+            lines = _lines(ws, path, span[5], files) if span is not None else None
+            if lines is None:
+                stale.append(pid)
+                continue
+            text = with_header(path, span[4], span[3], "\n".join(lines[span[1] - 1:span[2]]))
+        out.append((pid, path, text))
+    if stale:
+        ws.manifest.drop_pending(stale)
+    return out
+
+
+def _lines(ws: Workspace, path: str, file_hash: str, files: dict[str, tuple[str, list[str]]]) -> list[str] | None:
+    """The lines of ``path`` when its text still hashes to ``file_hash``, else None. The chunks of a
+    file are queued together, so the last few files read are kept."""
+    if path not in files:
+        try:
+            text = ws.profile.read(ws.root, path, max_bytes=ws.config.max_file_bytes)
+        except (OSError, ProbeError):
+            text = None
+        if len(files) >= 4:
+            del files[next(iter(files))]
+        files[path] = ("", []) if text is None else (short_hash(text), text.splitlines())
+    found_hash, lines = files[path]
+    return lines if found_hash == file_hash and found_hash else None
 
 
 def _embed_one_by_one(ws: Workspace, rows: list[tuple[str, str, str]]) -> list[np.ndarray | None]:

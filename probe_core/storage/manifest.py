@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import IndexDamaged
 from .damage import CheckedConnection, check_on_open, mark_clean
-from .dense_queue import DenseQueue, pack
+from .dense_queue import FROM_FILE, DenseQueue, pack
 from .manifest_schema import SCHEMA_VERSION, create_or_migrate
 
 __all__ = ["ChunkRow", "FileRow", "Manifest", "NewFile", "SCHEMA_VERSION"]
@@ -291,6 +291,9 @@ class Manifest(DenseQueue):
                 return []
             _leave_live(db, row.path, retain_old)
             db.execute("UPDATE chunks SET live=1 WHERE path=? AND file_hash=?", (row.path, row.file_hash))
+            # chunks the fill dropped while their version was not on disk: their lines are again
+            db.execute("INSERT OR IGNORE INTO pending_dense(point_id, path, text) SELECT point_id, path, ?"
+                       " FROM chunks WHERE path=? AND file_hash=? AND has_dense=0", (FROM_FILE, row.path, row.file_hash))
             _put_file(db, FileRow(row.path, row.mtime_ns, row.size, row.file_hash, None, row.ctime_ns, row.inode,
                                   row.dev), language, chunk_kind, time.time())
         return ids
