@@ -28,7 +28,6 @@ def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: Inde
     man, store, emb = ws.manifest, ws.store, ws.embedder
     state = state or IndexProgress(phase="dense")
     done = 0
-    files: dict[str, tuple[str, list[str]]] = {}  # the last files read for their chunks' lines
     with ws.write_lock:
         rank_queue(man)
     while not should_stop():
@@ -36,7 +35,7 @@ def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: Inde
             queued = man.pending_dense(batch)
             if not queued:
                 break
-            rows = _with_texts(ws, queued, files)
+            rows = _with_texts(ws, queued)
             if not rows:
                 continue
             ids = [r[0] for r in rows]
@@ -61,40 +60,37 @@ def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: Inde
     return done
 
 
-def _with_texts(ws: Workspace, rows: list[tuple[str, str, str | None]],
-                files: dict[str, tuple[str, list[str]]]) -> list[tuple[str, str, str]]:
-    """``rows`` with every text: one queued as ``FROM_FILE`` is its lines of the file version it was
-    indexed from, under its header, as the lexical phase made it (``encode.py``). A chunk whose file
-    no longer has that version (changed or gone since) leaves the queue without a vector."""
+def _with_texts(ws: Workspace, rows: list[tuple[str, str, str | None]]) -> list[tuple[str, str, str]]:
+    """``rows`` with every text: one queued as ``FROM_FILE`` is the chunk's lines read again from its
+    file, under its header, as the lexical phase made it (``encode.py``), if they still hash to the
+    chunk's hash. A chunk whose lines are no longer on disk (its file changed or went since) leaves
+    the queue without a vector: the file's next index queues its new version."""
     spans = ws.manifest.queued_spans([pid for pid, _, text in rows if text is None])
+    files: dict[str, list[str] | None] = {}  # read once per batch: a file's chunks are queued together
     out, stale = [], []
     for pid, path, text in rows:
         if text is None:
             span = spans.get(pid)
-            lines = _lines(ws, path, span[5], files) if span is not None else None
-            if lines is None:
+            lines = _lines(ws, path, files) if span is not None else None
+            body = "\n".join(lines[span[1] - 1:span[2]]) if lines is not None else None
+            if body is None or short_hash(body) != span[5]:
                 stale.append(pid)
                 continue
-            text = with_header(path, span[4], span[3], "\n".join(lines[span[1] - 1:span[2]]))
+            text = with_header(path, span[4], span[3], body)
         out.append((pid, path, text))
     if stale:
         ws.manifest.drop_pending(stale)
     return out
 
 
-def _lines(ws: Workspace, path: str, file_hash: str, files: dict[str, tuple[str, list[str]]]) -> list[str] | None:
-    """The lines of ``path`` when its text still hashes to ``file_hash``, else None. The chunks of a
-    file are queued together, so the last few files read are kept."""
+def _lines(ws: Workspace, path: str, files: dict[str, list[str] | None]) -> list[str] | None:
+    """The lines of ``path`` as the indexer reads it (None: unreadable or gone)."""
     if path not in files:
         try:
-            text = ws.profile.read(ws.root, path, max_bytes=ws.config.max_file_bytes)
+            files[path] = ws.profile.read(ws.root, path, max_bytes=ws.config.max_file_bytes).splitlines()
         except (OSError, ProbeError):
-            text = None
-        if len(files) >= 4:
-            del files[next(iter(files))]
-        files[path] = ("", []) if text is None else (short_hash(text), text.splitlines())
-    found_hash, lines = files[path]
-    return lines if found_hash == file_hash and found_hash else None
+            files[path] = None
+    return files[path]
 
 
 def _embed_one_by_one(ws: Workspace, rows: list[tuple[str, str, str]]) -> list[np.ndarray | None]:

@@ -3,10 +3,11 @@
 A part of ``Manifest`` (a mixin over its connection and lock), kept apart because it is the one
 table that drains: a lexical-only index of a large repository queues about its whole source, and
 the fill empties it. The text is stored zlib-compressed, or not at all (``FROM_FILE``) when it is the
-chunk's lines of its file version as indexed: the fill reads them again (``indexing/dense.py``), and
-a chunk whose file has changed since is dropped from the queue (its file's next index queues the new
-version; a kept branch version is queued again when it is revived). On the 2.9M-line monorepo the
-texts were 65 MB of a 250 MB manifest. As the queue drains, the pages it frees
+chunk's lines of its file: the fill reads them again and checks them against the chunk's hash
+(``indexing/dense.py``); a chunk whose lines have changed since is dropped from the queue (its
+file's next index queues the new version; a version found on disk again, revived for a branch or
+a file edited back, is queued again). On the 2.9M-line monorepo the texts were 65 MB of a 250 MB
+manifest. As the queue drains, the pages it frees
 are given back to the file system (a manifest made with ``auto_vacuum=INCREMENTAL``,
 ``manifest_schema.create_or_migrate``), so a fully embedded index does not keep the queue's size.
 """
@@ -35,19 +36,19 @@ class DenseQueue:
         return [(pid, path, unpack(text)) for pid, path, text in rows]
 
     def queued_spans(self, point_ids: list[str]) -> dict[str, tuple[str, int, int, str | None, str | None, str]]:
-        """point id → (path, start_line, end_line, symbol, parent_symbol, file_hash) of these chunks:
-        where the fill finds a ``FROM_FILE`` text, and the file version it must be read from."""
+        """point id → (path, start_line, end_line, symbol, parent_symbol, chunk_hash) of these chunks:
+        where the fill finds a ``FROM_FILE`` text, and the hash the lines it reads must have."""
         out: dict = {}
         with self._lock:
             for start in range(0, len(point_ids), 500):
                 part = point_ids[start:start + 500]
                 out.update((r[0], r[1:]) for r in self._db.execute(
-                    "SELECT point_id, path, start_line, end_line, symbol, parent_symbol, file_hash FROM chunks"
+                    "SELECT point_id, path, start_line, end_line, symbol, parent_symbol, chunk_hash FROM chunks"
                     f" WHERE point_id IN ({','.join('?' * len(part))})", part))
         return out
 
     def drop_pending(self, point_ids: list[str]) -> None:
-        """Take chunks off the queue without a vector: their file version is no longer on disk."""
+        """Take chunks off the queue without a vector: their lines are no longer on disk."""
         with self.transaction() as db:
             db.executemany("DELETE FROM pending_dense WHERE point_id=?", [(i,) for i in point_ids])
 

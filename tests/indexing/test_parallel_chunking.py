@@ -189,7 +189,7 @@ def test_same_texts_to_embed_and_the_workers_queue_them_as_lines_of_the_file(bot
     from probe_core.indexing.dense import _with_texts
 
     serial, _, pooled, report, _ = both
-    a, b = (_with_texts(ws, ws.manifest.pending_dense(100_000), {}) for ws in (serial, pooled))
+    a, b = (_with_texts(ws, ws.manifest.pending_dense(100_000)) for ws in (serial, pooled))
     assert len(a) == len(b) == report.chunks_indexed
     assert sorted(a) == sorted(b)
     con = sqlite3.connect(pooled.probe_dir / "manifest.sqlite")

@@ -52,6 +52,9 @@ def _index_texts(ws: Workspace, path: str, text: str) -> set[str]:
 
 
 def test_the_fill_embeds_each_chunk_once_with_the_text_it_was_indexed_with(repo, monkeypatch):
+    """A line longer than the chunker keeps is cut short in its chunk: not the file's lines, so its
+    text is queued as before."""
+    (repo / "src" / "table.py").write_text("DATA = [" + ", ".join(str(i) for i in range(2000)) + "]\n")
     ws = Workspace.open(repo)
     index_workspace(ws, dense=False)
     chunks = ws.manifest.counts()["chunks"]
@@ -81,6 +84,26 @@ def test_a_chunk_whose_file_changed_before_the_fill_leaves_the_queue_and_its_new
     assert ws.manifest.pending_dense(10) == [] and ws.manifest.without_dense(list(old)) == old
     index_workspace(ws)  # the edit is indexed: its chunks are queued and filled
     assert any("parse_cookie" in t for t in seen)
+    counts = ws.manifest.counts()
+    assert counts["chunks_dense"] == counts["chunks"]
+    ws.close()
+
+
+def test_an_edit_undone_before_the_next_scan_queues_the_dropped_chunks_again(repo, monkeypatch):
+    import os
+
+    ws = Workspace.open(repo)
+    index_workspace(ws, dense=False)
+    path = repo / "src/http/headers.py"
+    original = path.read_text()
+    path.write_text(EDITED)
+    fill_dense(ws)  # the queued lines are not on disk: dropped
+    assert ws.manifest.counts()["chunks_dense"] < ws.manifest.counts()["chunks"]
+    path.write_text(original)
+    os.utime(path, ns=(path.stat().st_atime_ns, path.stat().st_mtime_ns + 10**9))
+    seen = _spy(ws, monkeypatch)
+    index_workspace(ws)  # the same text as indexed: only touched, and its chunks are queued again
+    assert _index_texts(ws, "src/http/headers.py", original) <= set(seen)
     counts = ws.manifest.counts()
     assert counts["chunks_dense"] == counts["chunks"]
     ws.close()
