@@ -52,14 +52,12 @@ class ShardIds:
         self.values = {k: found[k] for k in _SHARED if isinstance(found.get(k), str)}
 
     def note(self, payloads) -> None:
-        """Record the ids these payloads carry before they are written (a project re-keyed: the
-        latest wins). Another workspace's points are refused: they would take this one's id."""
+        """Record the ids these payloads carry before they are written. The latest wins: a project
+        re-keyed, or a workspace given a new id under the same ``.probe/`` (its ``config.json``
+        deleted), takes over the shard's points instead of leaving them behind a filter."""
         new = dict(self.values)
         for payload in payloads:
             new.update({k: payload[k] for k in _SHARED if isinstance(payload.get(k), str)})
-            if self.values.get("workspace_id", new.get("workspace_id")) != new.get("workspace_id"):
-                raise ValueError(f"this Qdrant Edge shard holds workspace {self.values['workspace_id']}:"
-                                 f" it cannot take points of workspace {new['workspace_id']}")
         if new != self.values:
             tmp = self.path.with_name(self.FILE + ".tmp")
             tmp.write_text(json.dumps(new), encoding="utf-8")

@@ -268,6 +268,11 @@ def test_a_lean_edge_shard_keeps_its_workspace_and_project_ids_once(tmp_path):
     assert lean.count() == 5
     lean.delete_workspace(WS)
     assert lean.count() == 0
+    lean.upsert(_points())
+    renamed = _points()[:1]  # the workspace given a new id under the same .probe/: it takes the points over
+    renamed[0].payload["workspace_id"] = "ws-new"
+    lean.upsert(renamed)
+    assert lean.count(StoreFilter(workspace_id="ws-new")) == 5 and lean.count(StoreFilter(workspace_id=WS)) == 0
     lean.close()
 
     old = qe.EdgeShard.create(str(tmp_path / "short"), qe.EdgeConfig(
