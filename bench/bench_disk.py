@@ -1,12 +1,13 @@
 """What `.probe/` holds, by component, lexical-only and at full dense coverage (issue 18, item 4).
 
-  python bench/bench_disk.py WORK_DIR [--code DIR] [--fill] [--json out.json]
+  python bench/bench_disk.py WORK_DIR [--code DIR] [--fill] [--optimize] [--json out.json]
 
 WORK_DIR is a tree ``bench_scale.py measure --work WORK_DIR`` indexed (lexical-only). ``--fill``
 first gives every queued chunk a dense vector through ``fill_dense`` with a stand-in embedder that
 returns random unit vectors: the real storage path and the same bytes per vector as the index's
 model, without the hours of CPU a real embedder takes on a million lines (rankings are not what
-this measures). Then it prints each part's size, apparent and allocated (``du``: Qdrant
+this measures). ``--optimize`` then runs Qdrant's optimizers on the shard, as the idle owner does
+after the fill (``storage/edge_optimize.py``): the size a filled index settles at. Then it prints each part's size, apparent and allocated (``du``: Qdrant
 preallocates, and an SQLite file keeps its free pages unless it vacuums), so a before/after table
 of two checkouts (``--code``) on copies of one indexed tree compares like with like.
 """
@@ -22,7 +23,7 @@ from report import emit  # noqa: E402  (bench/ is on sys.path when run as a scri
 
 ROOT = Path(__file__).resolve().parents[1]
 STORE_PARTS = {"dense vectors": "vector_storage-dense", "sparse vectors": "vector_storage-bm25",
-               "sparse index": "vector_index-bm25", "payload": "payload_storage",
+               "sparse index": "vector_index-bm25", "dense index": "vector_index-dense", "payload": "payload_storage",
                "payload indexes": "payload_index", "wal": "/wal/"}
 TABLES = {"graph uses": ("graph_refs", "graph_uses", "graph_names", "sqlite_autoindex_graph_names"),
           "word postings": ("graph_postings", "graph_terms", "sqlite_autoindex_graph_terms", "graph_files"),
@@ -63,6 +64,17 @@ def fill(work: Path) -> dict:
     return out
 
 
+def optimize(work: Path) -> dict:
+    from probe_core import Workspace
+
+    ws = Workspace.open(work)
+    t0 = time.perf_counter()
+    changed = ws.store.optimize()
+    out = {"optimized": changed, "optimize_s": round(time.perf_counter() - t0, 1)}
+    ws.close()
+    return out
+
+
 def mb(files: list[Path]) -> list[float]:
     """[apparent, allocated] MB of these files."""
     stats = [f.stat() for f in files]
@@ -91,12 +103,15 @@ def main() -> int:
     ap.add_argument("work", type=Path)
     ap.add_argument("--code", type=Path, help="a checkout whose probe_core to run (default: this one)")
     ap.add_argument("--fill", action="store_true", help="fill every dense vector first (random unit vectors)")
+    ap.add_argument("--optimize", action="store_true", help="then optimize the store, as the idle owner does")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     sys.path.insert(0, str((args.code or ROOT).resolve()))
     out: dict = {"work": str(args.work), "code": str(args.code or ROOT)}
     if args.fill:
         out["fill"] = fill(args.work)
+    if args.optimize:
+        out["optimize"] = optimize(args.work)
     out["sizes_mb_apparent_allocated"] = sizes(args.work / ".probe")
     return emit(out, args.json)
 

@@ -48,7 +48,8 @@ def fusion_roundtrip_check() -> Check:
             texts = [t for t, _ in _DOCS.values()]
             avg = sparse.estimate_avg_len(texts)
             store.upsert([
-                StorePoint(id=pid, sparse=sparse.embed_document(text, avg), payload={"workspace_id": "doctor"},
+                StorePoint(id=pid, sparse=sparse.embed_document(text, avg),
+                           payload={"workspace_id": "doctor", "file_path": pid},  # a shard stores no workspace id
                            dense=np.asarray(vec, dtype=np.float32))
                 for pid, (text, vec) in _DOCS.items()
             ])

@@ -10,10 +10,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import EmbeddingError
-from ..records import IndexProgress
+from ..errors import EmbeddingError, ProbeError
+from ..records import IndexProgress, short_hash
 from ..storage.disk_space import ensure_free_space
 from ..workspace import Workspace
+from .encode import with_header
 from .fill_order import rank_queue
 from .run_state import ProgressCallback, _noop
 
@@ -31,9 +32,12 @@ def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: Inde
         rank_queue(man)
     while not should_stop():
         with ws.write_lock:
-            rows = man.pending_dense(batch)
-            if not rows:
+            queued = man.pending_dense(batch)
+            if not queued:
                 break
+            rows = _with_texts(ws, queued)
+            if not rows:
+                continue
             ids = [r[0] for r in rows]
             texts = [r[2] for r in rows]
             try:
@@ -54,6 +58,39 @@ def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: Inde
         state.chunks_embedded += len(ids)
         progress(state)
     return done
+
+
+def _with_texts(ws: Workspace, rows: list[tuple[str, str, str | None]]) -> list[tuple[str, str, str]]:
+    """``rows`` with every text: one queued as ``FROM_FILE`` is the chunk's lines read again from its
+    file, under its header, as the lexical phase made it (``encode.py``), if they still hash to the
+    chunk's hash. A chunk whose lines are no longer on disk (its file changed or went since) leaves
+    the queue without a vector: the file's next index queues its new version."""
+    spans = ws.manifest.queued_spans([pid for pid, _, text in rows if text is None])
+    files: dict[str, list[str] | None] = {}  # read once per batch: a file's chunks are queued together
+    out, stale = [], []
+    for pid, path, text in rows:
+        if text is None:
+            span = spans.get(pid)
+            lines = _lines(ws, path, files) if span is not None else None
+            body = "\n".join(lines[span[1] - 1:span[2]]) if lines is not None else None
+            if body is None or short_hash(body) != span[5]:
+                stale.append(pid)
+                continue
+            text = with_header(path, span[4], span[3], body)
+        out.append((pid, path, text))
+    if stale:
+        ws.manifest.drop_pending(stale)
+    return out
+
+
+def _lines(ws: Workspace, path: str, files: dict[str, list[str] | None]) -> list[str] | None:
+    """The lines of ``path`` as the indexer reads it (None: unreadable or gone)."""
+    if path not in files:
+        try:
+            files[path] = ws.profile.read(ws.root, path, max_bytes=ws.config.max_file_bytes).splitlines()
+        except (OSError, ProbeError):
+            files[path] = None
+    return files[path]
 
 
 def _embed_one_by_one(ws: Workspace, rows: list[tuple[str, str, str]]) -> list[np.ndarray | None]:

@@ -1,7 +1,8 @@
 """What the lexical phase stores for a file's chunks, computed where the chunks are made.
 
 Per chunk the index holds a point id, a BM25 sparse vector and (queued for the dense fill) the
-chunk's index text, compressed. None of them needs the index: only the workspace id, the file's
+chunk's index text, compressed, or nothing when the fill can read it again from the file
+(``FROM_FILE``). None of them needs the index: only the workspace id, the file's
 hash and the BM25 average length. A worker process (``prepare_pool``) computes them beside the
 chunks, so the one process that writes the index only writes; the serial path calls the same
 function in the writer, so both paths give the same index.
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 
 from .. import sparse
 from ..records import Chunk, point_id
-from ..storage.dense_queue import pack
+from ..storage.dense_queue import FROM_FILE, pack
 
 CONTEXT_HEADER = True  # measured on the dev set: see docs/benchmarks.md
 
@@ -25,10 +26,15 @@ def index_text(c: Chunk) -> str:
     A method body rarely says which file or class it lives in; the header gives both the lexical
     and the dense side that context (``src/auth.py · Hasher.check``).
     """
+    return with_header(c.path, c.parent_symbol, c.symbol, c.text)
+
+
+def with_header(path: str, parent_symbol: str | None, symbol: str | None, text: str) -> str:
+    """``index_text`` of a chunk given by its parts (the dense fill rebuilds it from a manifest row)."""
     if not CONTEXT_HEADER:
-        return c.text
-    name = ".".join(x for x in (c.parent_symbol, c.symbol) if x)
-    return f"{c.path} · {name}\n{c.text}" if name else f"{c.path}\n{c.text}"
+        return text
+    name = ".".join(x for x in (parent_symbol, symbol) if x)
+    return f"{path} · {name}\n{text}" if name else f"{path}\n{text}"
 
 
 @dataclass(slots=True)
@@ -45,9 +51,11 @@ class Encoded:
     packed: list[bytes]
 
 
-def encode(workspace_id: str, file_hash: str, chunks: list[Chunk], avg_len: float | None) -> Encoded:
+def encode(workspace_id: str, file_hash: str, chunks: list[Chunk], avg_len: float | None,
+           source: str | None = None) -> Encoded:
     """Point ids, chunk hashes, sparse vectors (with ``avg_len``) and compressed index texts of
-    ``chunks``."""
+    ``chunks``. With the file's ``source`` (what they were chunked from), a chunk whose text is its
+    lines of it queues no text (``FROM_FILE``): the dense fill reads them again (``dense.py``)."""
     texts = [index_text(c) for c in chunks]
     ids = [point_id(workspace_id, c.path, c.start_line, c.end_line, file_hash) for c in chunks]
     vectors = None
@@ -59,7 +67,10 @@ def encode(workspace_id: str, file_hash: str, chunks: list[Chunk], avg_len: floa
             values.extend(v.values)
             ends.append(len(indices))
         vectors = (ends, indices, values)
-    return Encoded(avg_len, ids, [c.chunk_hash for c in chunks], vectors, [pack(t) for t in texts])
+    lines = source.splitlines() if source is not None else None
+    packed = [FROM_FILE if lines is not None and c.text == "\n".join(lines[c.start_line - 1:c.end_line]) else pack(t)
+              for c, t in zip(chunks, texts)]
+    return Encoded(avg_len, ids, [c.chunk_hash for c in chunks], vectors, packed)
 
 
 def sparse_vectors(enc: Encoded, chunks: list[Chunk], avg_len: float) -> Iterator[sparse.SparseVec]:

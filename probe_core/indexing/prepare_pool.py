@@ -116,7 +116,7 @@ def prepare(root: str, path: str, max_bytes: int, same_as: str | None, encoding:
         out.chunk_error = (isinstance(exc, ProbeError), str(exc), traceback.format_exc())
     if out.chunks is not None and encoding is not None:
         try:
-            out.encoded = encode(encoding.workspace_id, out.file_hash, out.chunks, encoding.avg_len)
+            out.encoded = encode(encoding.workspace_id, out.file_hash, out.chunks, encoding.avg_len, text)
         except Exception:  # noqa: BLE001 - the writer makes them itself, as on the serial path
             log.warning("encoding %s's chunks failed in a worker", path, exc_info=True)
     try:

@@ -2,13 +2,21 @@
 
 A part of ``Manifest`` (a mixin over its connection and lock), kept apart because it is the one
 table that drains: a lexical-only index of a large repository queues about its whole source, and
-the fill empties it. The text is stored zlib-compressed. As the queue drains, the pages it frees
+the fill empties it. The text is stored zlib-compressed, or not at all (``FROM_FILE``) when it is the
+chunk's lines of its file: the fill reads them again and checks them against the chunk's hash
+(``indexing/dense.py``); a chunk whose lines have changed since is dropped from the queue (its
+file's next index queues the new version; a version found on disk again, revived for a branch or
+a file edited back, is queued again). On the 2.9M-line monorepo the texts were 65 MB of a 250 MB
+manifest. As the queue drains, the pages it frees
 are given back to the file system (a manifest made with ``auto_vacuum=INCREMENTAL``,
 ``manifest_schema.create_or_migrate``), so a fully embedded index does not keep the queue's size.
 """
 from __future__ import annotations
 
 import zlib
+
+# a queued text that is not stored: the chunk's lines of its file, read again by the fill
+FROM_FILE = b""
 
 # free pages (4 KiB each) the manifest may hold before the fill gives them back: trimming in steps
 # of at least this keeps the cost of each step small against the embedding it follows
@@ -18,13 +26,31 @@ TRIM_FREE_PAGES = 1024
 class DenseQueue:
     """The queue's reads and writes; ``Manifest`` supplies ``_db``, ``_lock`` and ``transaction``."""
 
-    def pending_dense(self, limit: int) -> list[tuple[str, str, str]]:
+    def pending_dense(self, limit: int) -> list[tuple[str, str, str | None]]:
         """(point_id, path, text) of chunks still waiting for dense vectors, in fill order
-        (``indexing/fill_order.py``), then in the order they were queued."""
+        (``indexing/fill_order.py``), then in the order they were queued. ``text`` is None for a
+        chunk whose lines are read again from its file (``FROM_FILE``, ``queued_spans``)."""
         with self._lock:
             rows = self._db.execute(
                 "SELECT point_id, path, text FROM pending_dense ORDER BY fill_order, rowid LIMIT ?", (limit,)).fetchall()
         return [(pid, path, unpack(text)) for pid, path, text in rows]
+
+    def queued_spans(self, point_ids: list[str]) -> dict[str, tuple[str, int, int, str | None, str | None, str]]:
+        """point id → (path, start_line, end_line, symbol, parent_symbol, chunk_hash) of these chunks:
+        where the fill finds a ``FROM_FILE`` text, and the hash the lines it reads must have."""
+        out: dict = {}
+        with self._lock:
+            for start in range(0, len(point_ids), 500):
+                part = point_ids[start:start + 500]
+                out.update((r[0], r[1:]) for r in self._db.execute(
+                    "SELECT point_id, path, start_line, end_line, symbol, parent_symbol, chunk_hash FROM chunks"
+                    f" WHERE point_id IN ({','.join('?' * len(part))})", part))
+        return out
+
+    def drop_pending(self, point_ids: list[str]) -> None:
+        """Take chunks off the queue without a vector: their lines are no longer on disk."""
+        with self.transaction() as db:
+            db.executemany("DELETE FROM pending_dense WHERE point_id=?", [(i,) for i in point_ids])
 
     def unranked_pending(self) -> list[tuple[str, str | None, int]]:
         """(path, chunk_kind, mtime_ns) of the files with queued chunks that have no fill order yet."""
@@ -74,6 +100,9 @@ def pack(text: str) -> bytes:
     return zlib.compress(text.encode("utf-8", "surrogatepass"), 6)
 
 
-def unpack(stored: str | bytes) -> str:
-    """A queued text: compressed (bytes), or plain from a manifest written before compression."""
+def unpack(stored: str | bytes) -> str | None:
+    """A queued text: compressed (bytes), plain from a manifest written before compression, or None
+    (``FROM_FILE``: read from the file)."""
+    if stored == FROM_FILE:
+        return None
     return zlib.decompress(stored).decode("utf-8", "surrogatepass") if isinstance(stored, bytes) else stored

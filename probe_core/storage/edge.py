@@ -7,10 +7,11 @@ Compact on disk (issue 18, ``docs/benchmarks.md`` "A compact index"): a new shar
 vectors as float16, half of float32's size (sparse storage has no such option: measured, no change).
 An appendable segment reserves a dense slot for every point, embedded or not, so this halves the
 largest file of even a lexical-only index; the dev set's scores do not move. Payload keys are stored
-short (``edge_payload.py``), and only the fields a query filters on get a keyword index (a shard
-holds one workspace: ``repo_id`` and ``project_id`` never select anything, nor is ``symbol``
-filtered on). Shards created before keep their layout: ``load`` reads a shard's own config, and
-their long payload keys are recognised.
+short and without the fields that are the same on every point (``edge_payload.py``), and only the
+fields a query filters on get a keyword index (a shard holds one workspace: ``workspace_id``,
+``repo_id`` and ``project_id`` never select anything, nor is ``symbol`` filtered on). Shards
+created before keep their layout: ``load`` reads a shard's own config, and their payload keys (long,
+or short with ``workspace_id``) are recognised.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from ..errors import BackendUnavailable, IndexConfigMismatch, IndexLocked, Probe
 from .damage import edge_words, shard_problem, store_damaged
 from .disk_space import ensure_free_space
 from .edge_optimize import OLD_SUFFIX
-from .edge_payload import PayloadKeys
+from .edge_payload import PayloadKeys, ShardIds
 from .edge_warm import warm_in_background
 from .protocol import DENSE, KEYWORD_FIELDS, SPARSE, HybridQuery, StoreFilter, StoreHit, StorePoint
 
@@ -39,7 +40,8 @@ EXACT = qe.SearchParams(exact=True)
 
 
 # keyword indexes of a new shard: the protocol's fields that ``_filter`` selects on in a one-workspace shard
-EDGE_KEYWORD_FIELDS = tuple(f for f in KEYWORD_FIELDS if f not in ("repo_id", "project_id", "symbol"))
+EDGE_KEYWORD_FIELDS = tuple(f for f in KEYWORD_FIELDS if f not in ("workspace_id", "repo_id", "project_id", "symbol"))
+MATCH_ALL = qe.Filter(must=[])  # a write's filter that selected only this shard's workspace
 VECTOR_DATATYPE = qe.VectorStorageDatatype.Float16
 
 
@@ -47,7 +49,11 @@ def _filter(flt: StoreFilter | None, keys: PayloadKeys, *, with_dense: bool = Fa
     must: list = []
     key = keys.field
     if flt is not None:
-        if flt.workspace_id:
+        if keys.ids is not None:  # a lean shard: its one workspace and project are kept beside it
+            if not (keys.ids.selects("workspace_id", flt.workspace_id)
+                    and keys.ids.selects("project_id", flt.project_id)):
+                must.append(qe.FieldCondition(key("file_path"), match=qe.MatchAny([""])))  # no point
+        elif flt.workspace_id:
             must.append(qe.FieldCondition(key("workspace_id"), match=qe.MatchValue(flt.workspace_id)))
         if flt.file_paths is not None:
             must.append(qe.FieldCondition(key("file_path"), match=qe.MatchAny(list(flt.file_paths) or [""])))
@@ -57,11 +63,20 @@ def _filter(flt: StoreFilter | None, keys: PayloadKeys, *, with_dense: bool = Fa
             must.append(qe.FieldCondition(key("chunk_kind"), match=qe.MatchAny(list(flt.chunk_kinds))))
         if flt.branch:
             must.append(qe.FieldCondition(key("branch"), match=qe.MatchValue(flt.branch)))
-        if flt.project_id:
+        if flt.project_id and keys.ids is None:
             must.append(qe.FieldCondition(key("project_id"), match=qe.MatchValue(flt.project_id)))
     if with_dense:
         must.append(qe.HasVectorCondition(DENSE))
     return qe.Filter(must=must) if must else None
+
+
+def _keys_of(schema, path: Path) -> PayloadKeys:
+    """The payload layout of the shard at ``path``, told by its keyword indexes (``edge_payload.py``)."""
+    if "file_path" in schema:
+        return PayloadKeys.LONG
+    if PayloadKeys.SHORT.field("workspace_id") in schema:
+        return PayloadKeys.SHORT
+    return PayloadKeys(short=True, ids=ShardIds(path))
 
 
 def _hits(points, dense_pts, sparse_pts) -> list[StoreHit]:
@@ -86,7 +101,7 @@ class EdgeStore:
         self.path = Path(path)
         self.name = name
         self._shard: qe.EdgeShard | None = None
-        self._keys = PayloadKeys.SHORT  # a shard made before short keys: LONG, found at load
+        self._keys = PayloadKeys.SHORT  # found at open: lean for a new shard, LONG or SHORT for one made before
         self._lock = threading.RLock()
         self.writes = 0  # points written (one per filter update) since open: ``edge_optimize.py`` checks and counts them
         self.warming: threading.Thread | None = None  # reads a loaded shard's files into the page cache (edge_warm.py)
@@ -107,13 +122,13 @@ class EdgeStore:
         try:
             if exists:
                 self._shard = shard = qe.EdgeShard.load(str(self.path))
-                self._keys = PayloadKeys.LONG if "file_path" in self._shard.info().payload_schema else PayloadKeys.SHORT
+                self._keys = _keys_of(self._shard.info().payload_schema, self.path)
                 self.warming = warm_in_background(self.path, lambda: self._shard is shard)
             elif dimensions is None:
                 raise BackendUnavailable(f"no index at {self.path}; run `probe index` first")
             else:
                 self._shard = qe.EdgeShard.create(str(self.path), self._config(dimensions))
-                self._keys = PayloadKeys.SHORT
+                self._keys = PayloadKeys(short=True, ids=ShardIds(self.path))
                 for field in EDGE_KEYWORD_FIELDS:
                     self._shard.update(qe.UpdateOperation.create_field_index(
                         self._keys.field(field), qe.PayloadSchemaType.Keyword))
@@ -215,11 +230,17 @@ class EdgeStore:
         return True
 
     # -- writes ------------------------------------------------------------------------------
+    def _note(self, payloads) -> None:
+        """A lean shard records the workspace and project ids its points are written with."""
+        if self._keys.ids is not None:
+            self._keys.ids.note(payloads)
+
     def upsert(self, points: list[StorePoint]) -> None:
         if not points:
             return
         with self._using():
             shard = self._s()  # opened first: the payload key names depend on the shard
+            self._note(p.payload for p in points)
             out = []
             for p in points:
                 vec: dict = {SPARSE: qe.SparseVector(p.sparse.indices, p.sparse.values)}
@@ -241,7 +262,15 @@ class EdgeStore:
         if flt.is_empty():
             raise ValueError("set_payload needs a non-empty filter")
         with self._using():
-            self._s().update(qe.UpdateOperation.set_payload_by_filter(self._flt(flt), self._keys.encode(payload)))
+            shard = self._s()  # opened first: the key names depend on the shard
+            if self._keys.lean and {"workspace_id", "project_id"} & set(payload) and (
+                    flt.file_paths is not None or flt.languages or flt.chunk_kinds or flt.branch):
+                raise ValueError("an Edge shard keeps one workspace and project id for all its points:"
+                                 " set them without selecting files, languages, kinds or branches")
+            self._note([payload])
+            stored = self._keys.encode(payload)
+            if stored:  # a lean shard stores no ``project_id``: re-keying a project changes nothing here
+                shard.update(qe.UpdateOperation.set_payload_by_filter(self._flt(flt) or MATCH_ALL, stored))
             self.writes += 1
 
     def dense_vectors(self, ids: list[str]) -> dict[str, np.ndarray]:
@@ -258,8 +287,10 @@ class EdgeStore:
     def set_payload_ids(self, ids: list[str], payload: dict) -> None:
         if ids:
             with self._using():
-                self._s().update(qe.UpdateOperation.set_payload([uuid.UUID(i) for i in ids],
-                                                                self._keys.encode(payload)))
+                self._s()
+                self._note([payload])
+                if stored := self._keys.encode(payload):
+                    self._s().update(qe.UpdateOperation.set_payload([uuid.UUID(i) for i in ids], stored))
                 self.writes += len(ids)
 
     def delete_file(self, workspace_id: str, path: str) -> None:
@@ -276,7 +307,7 @@ class EdgeStore:
 
     def delete_workspace(self, workspace_id: str) -> None:
         with self._using():
-            flt = self._flt(StoreFilter(workspace_id=workspace_id))
+            flt = self._flt(StoreFilter(workspace_id=workspace_id)) or MATCH_ALL
             self._s().update(qe.UpdateOperation.delete_points_by_filter(flt))
             self.writes += 1
 

@@ -8,8 +8,21 @@ filters and index names on the way in and back on the way out, so callers see th
 (``storage/protocol.py``). A shard made before keeps its long names (``PayloadKeys.LONG``): it is
 recognised by its ``file_path`` index. The Qdrant server store is unchanged (a shared collection
 keeps the readable names).
+
+A shard holds one workspace, so a new one (lean, ``PayloadKeys.lean``) also leaves out of every
+point what is one value for the whole shard, ``workspace_id`` and ``project_id``: they are kept once
+beside it (``ShardIds``, ``probe_ids.json`` in the shard's folder), given back on every payload read,
+and a filter on them selects every point or none. ``indexed_at``, read by nothing, is not stored.
+Measured on 40k of the monorepo's chunk payloads: payload storage 29 % smaller (Qdrant keeps each
+LZ4-compressed payload in 128-byte blocks: most now fit two instead of three) and keyword indexes a
+third smaller (no ``workspace_id`` index). A short-key shard made before is recognised by its
+``workspace_id`` index and keeps its layout (``PayloadKeys.SHORT``).
 """
 from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
 
 # never change a letter: shards on disk hold them
 _SHORT = {
@@ -20,11 +33,53 @@ _SHORT = {
 _LONG = {v: k for k, v in _SHORT.items()}
 
 
-class PayloadKeys:
-    """The key names one shard stores: short (a shard Probe creates now) or long (made before)."""
+# fields a lean shard does not store on its points: one value for the whole shard, or never read back
+_LEFT_OUT = frozenset({"workspace_id", "repo_id", "project_id", "indexed_at"})
+_SHARED = ("workspace_id", "project_id")  # the ones kept once, in ``ShardIds``
 
-    def __init__(self, short: bool):
+
+class ShardIds:
+    """The workspace and project ids every point of a lean shard has, kept in a file beside it."""
+
+    FILE = "probe_ids.json"
+
+    def __init__(self, shard_dir: Path):
+        self.path = Path(shard_dir) / self.FILE
+        try:
+            found = json.loads(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):  # none yet (no point written), or unreadable: learnt at the next write
+            found = {}
+        self.values = {k: found[k] for k in _SHARED if isinstance(found.get(k), str)}
+
+    def note(self, payloads) -> None:
+        """Record the ids these payloads carry before they are written. The latest wins: a project
+        re-keyed, or a workspace given a new id under the same ``.probe/`` (its ``config.json``
+        deleted), takes over the shard's points instead of leaving them behind a filter."""
+        new = dict(self.values)
+        for payload in payloads:
+            new.update({k: payload[k] for k in _SHARED if isinstance(payload.get(k), str)})
+        if new != self.values:
+            tmp = self.path.with_name(self.FILE + ".tmp")
+            tmp.write_text(json.dumps(new), encoding="utf-8")
+            os.replace(tmp, self.path)
+            self.values = new
+
+    def selects(self, field: str, value: str | None) -> bool:
+        """Whether a filter on ``field`` (``workspace_id``/``project_id``) keeps this shard's points."""
+        return not value or self.values.get(field, value) == value
+
+
+class PayloadKeys:
+    """The key names one shard stores: short (a shard Probe creates now, lean: with ``ids``), or
+    long (made before)."""
+
+    def __init__(self, short: bool, ids: ShardIds | None = None):
         self.short = short
+        self.ids = ids
+
+    @property
+    def lean(self) -> bool:
+        return self.ids is not None
 
     def field(self, name: str) -> str:
         """The stored name of a payload field (for filters and keyword indexes)."""
@@ -33,6 +88,8 @@ class PayloadKeys:
     def encode(self, payload: dict) -> dict:
         if not self.short:
             return dict(payload)
+        if self.ids is not None:
+            return {_SHORT.get(k, k): v for k, v in payload.items() if k not in _LEFT_OUT}
         out = {_SHORT.get(k, k): v for k, v in payload.items()}
         if "repo_id" in out and out["repo_id"] == payload.get("workspace_id"):
             del out["repo_id"]  # derived again by ``decode``
@@ -42,6 +99,8 @@ class PayloadKeys:
         if not self.short or not stored:
             return dict(stored or {})
         out = {_LONG.get(k, k): v for k, v in stored.items()}
+        if self.ids is not None:
+            out.update(self.ids.values)
         if "workspace_id" in out:
             out.setdefault("repo_id", out["workspace_id"])
         return out

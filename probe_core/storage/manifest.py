@@ -22,7 +22,7 @@ from pathlib import Path
 
 from ..errors import IndexDamaged
 from .damage import CheckedConnection, check_on_open, mark_clean
-from .dense_queue import DenseQueue, pack
+from .dense_queue import FROM_FILE, DenseQueue, pack
 from .manifest_schema import SCHEMA_VERSION, create_or_migrate
 
 __all__ = ["ChunkRow", "FileRow", "Manifest", "NewFile", "SCHEMA_VERSION"]
@@ -169,10 +169,12 @@ class Manifest(DenseQueue):
             db.execute("DELETE FROM files WHERE path=?", (path,))
 
     def update_stat(self, row: FileRow) -> None:
-        """Record new stat fields for a file whose content (hash) did not change."""
-        with self._lock:
-            self._db.execute("UPDATE files SET mtime_ns=?, size=?, ctime_ns=?, inode=?, dev=? WHERE path=?",
-                             (row.mtime_ns, row.size, row.ctime_ns, row.inode, row.dev, row.path))
+        """Record new stat fields for a file whose content (hash) did not change. Its chunks the fill
+        dropped meanwhile (an edit undone before the next scan: ``dense_queue.FROM_FILE``) are queued again."""
+        with self.transaction() as db:
+            db.execute("UPDATE files SET mtime_ns=?, size=?, ctime_ns=?, inode=?, dev=? WHERE path=?",
+                       (row.mtime_ns, row.size, row.ctime_ns, row.inode, row.dev, row.path))
+            _requeue(db, row.path, "live=1")
 
     def forget_file_version(self, path: str) -> None:
         """Make the next scan redo this file (used when reconciliation finds it incomplete)."""
@@ -291,6 +293,7 @@ class Manifest(DenseQueue):
                 return []
             _leave_live(db, row.path, retain_old)
             db.execute("UPDATE chunks SET live=1 WHERE path=? AND file_hash=?", (row.path, row.file_hash))
+            _requeue(db, row.path, "file_hash=?", row.file_hash)  # dropped by the fill while not on disk
             _put_file(db, FileRow(row.path, row.mtime_ns, row.size, row.file_hash, None, row.ctime_ns, row.inode,
                                   row.dev), language, chunk_kind, time.time())
         return ids
@@ -437,6 +440,13 @@ def _put_files(db: sqlite3.Connection, files: list[NewFile], now: float, *, dens
         db.executemany("INSERT OR REPLACE INTO pending_dense(point_id, path, text, fill_order) VALUES(?,?,?,?)",
                        [(c.point_id, c.path, t, f.fill_order) for f in files for c, t in zip(f.chunks, f.packed)
                         if c.point_id not in embedded])
+
+
+def _requeue(db: sqlite3.Connection, path: str, which: str, *args) -> None:
+    """Queue (text read from the file: ``FROM_FILE``) the chunks of ``path`` matching ``which`` that
+    have no dense vector and are not queued: the fill drops a chunk whose lines are not on disk."""
+    db.execute("INSERT OR IGNORE INTO pending_dense(point_id, path, text) SELECT point_id, path, ? FROM chunks"
+               f" WHERE path=? AND {which} AND has_dense=0", (FROM_FILE, path, *args))
 
 
 def _leave_live(db: sqlite3.Connection, path: str, retain: bool) -> None:

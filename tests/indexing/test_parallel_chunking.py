@@ -43,7 +43,7 @@ MANIFEST_SQL = {
     "chunks": "SELECT point_id, path, chunk_idx, start_line, end_line, chunk_hash, symbol, symbol_kind,"
               " parent_symbol FROM chunks",
     "files": "SELECT path, file_hash, language, last_error FROM files",
-    "queued": "SELECT point_id, path, text FROM pending_dense",
+    "queued": "SELECT point_id, path FROM pending_dense",  # the texts: ``test_same_texts_to_embed``
     "meta": "SELECT key, value FROM meta WHERE key = 'bm25_avg_len'",
 }
 
@@ -153,7 +153,7 @@ def _points(ws: Workspace) -> dict:
     for p in pts:
         vec = p.vector[SPARSE]
         payload = ws.store._keys.decode(p.payload)
-        payload.pop("indexed_at")
+        payload.pop("indexed_at", None)  # a lean shard stores none (``storage/edge_payload.py``)
         payload.pop("project_id")  # named after the tree's folder: the two trees differ
         out[str(p.id)] = (sorted(zip(vec.indices, vec.values)), payload)
     return out
@@ -180,6 +180,22 @@ def test_same_chunks_and_dense_queue(both):
     b = _rows(pooled.probe_dir / "manifest.sqlite", MANIFEST_SQL)
     for key in MANIFEST_SQL:
         assert a[key] == b[key], key
+
+
+def test_same_texts_to_embed_and_the_workers_queue_them_as_lines_of_the_file(both):
+    """The dense fill embeds the same text for every chunk whichever path indexed it; the workers
+    queue no text for a chunk that is its file's lines (``dense_queue.FROM_FILE``): the fill reads
+    them again (``dense._with_texts``)."""
+    from probe_core.indexing.dense import _with_texts
+
+    serial, _, pooled, report, _ = both
+    a, b = (_with_texts(ws, ws.manifest.pending_dense(100_000)) for ws in (serial, pooled))
+    assert len(a) == len(b) == report.chunks_indexed
+    assert sorted(a) == sorted(b)
+    con = sqlite3.connect(pooled.probe_dir / "manifest.sqlite")
+    stored, empty = con.execute("SELECT COUNT(*), SUM(length(text) = 0) FROM pending_dense").fetchone()
+    con.close()
+    assert empty > 0.9 * stored
 
 
 def _packed(ws: Workspace) -> dict[str, list]:

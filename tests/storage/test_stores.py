@@ -118,9 +118,15 @@ def test_set_payload_by_filter_keeps_vectors(store):
     dense = store.count(with_dense=True)
     store.set_payload(StoreFilter(workspace_id=WS), {"project_id": "aaaaaaaaaaaa"})
     assert store.count(StoreFilter(project_id="aaaaaaaaaaaa")) == len(DOCS)
-    store.set_payload(StoreFilter(workspace_id=WS, languages=["go"]), {"project_id": "bbbbbbbbbbbb"})
-    assert store.count(StoreFilter(project_id="bbbbbbbbbbbb")) == 1
-    assert store.count(StoreFilter(project_id="aaaaaaaaaaaa")) == len(DOCS) - 1
+    if isinstance(store, EdgeStore):  # one project id for the whole shard (``edge_payload.ShardIds``)
+        with pytest.raises(ValueError, match="one workspace and project id"):
+            store.set_payload(StoreFilter(workspace_id=WS, languages=["go"]), {"project_id": "bbbbbbbbbbbb"})
+        store.set_payload(StoreFilter(workspace_id=WS, languages=["go"]), {"branch": ["bbb"]})
+        assert store.count(StoreFilter(branch="bbb")) == 1
+    else:
+        store.set_payload(StoreFilter(workspace_id=WS, languages=["go"]), {"project_id": "bbbbbbbbbbbb"})
+        assert store.count(StoreFilter(project_id="bbbbbbbbbbbb")) == 1
+        assert store.count(StoreFilter(project_id="aaaaaaaaaaaa")) == len(DOCS) - 1
     assert store.count(with_dense=True) == dense
     hits = store.hybrid_query(_query("hash password", project_id="aaaaaaaaaaaa"))
     assert hits and all(h.payload["project_id"] == "aaaaaaaaaaaa" for h in hits)
@@ -176,8 +182,9 @@ def test_edge_second_owner_gets_index_locked(tmp_path):
 
 
 def test_a_new_edge_shard_is_compact_and_an_older_one_still_loads(tmp_path):
-    """A new shard stores dense vectors as float16, payloads under short keys (``repo_id`` left out:
-    it repeats ``workspace_id``) and indexes only the fields queries filter on; callers see the
+    """A new shard stores dense vectors as float16, payloads under short keys without what is one
+    value for the whole shard (workspace and project ids, kept once beside it; ``repo_id``) or read
+    by nothing (``indexed_at``), and indexes only the fields queries filter on; callers see the
     protocol's names. A shard made before (float32, long keys, every index) keeps its layout and
     still answers, filters and reconciles."""
     import json
@@ -208,9 +215,10 @@ def test_a_new_edge_shard_is_compact_and_an_older_one_still_loads(tmp_path):
     (seg,) = (tmp_path / "new" / "segments").iterdir()
     assert json.loads((seg / "segment.json").read_text())["config"]["vector_data"][DENSE]["datatype"] == "float16"
     shard = qe.EdgeShard.load(str(tmp_path / "new"))
-    assert set(shard.info().payload_schema) == {"w", "f", "l", "k", "b"}
+    assert set(shard.info().payload_schema) == {"f", "l", "k", "b"}
     (stored, *_), _ = shard.scroll(qe.ScrollRequest(limit=1, with_payload=True, with_vector=False))
-    assert "repo_id" not in stored.payload and "f" in stored.payload and "file_path" not in stored.payload
+    assert "f" in stored.payload and "file_path" not in stored.payload
+    assert not {"repo_id", "w", "j", "i", "workspace_id"} & set(stored.payload)
     shard.close()
 
     old = qe.EdgeShard.create(str(tmp_path / "old"), qe.EdgeConfig(
@@ -229,4 +237,55 @@ def test_a_new_edge_shard_is_compact_and_an_older_one_still_loads(tmp_path):
     shard = qe.EdgeShard.load(str(tmp_path / "old"))
     (stored, *_), _ = shard.scroll(qe.ScrollRequest(limit=1, with_payload=True, with_vector=False))
     assert "file_path" in stored.payload and "f" not in stored.payload
+    shard.close()
+
+
+def test_a_lean_edge_shard_keeps_its_workspace_and_project_ids_once(tmp_path):
+    """A new shard's points carry no workspace or project id: the shard keeps them once, so payloads
+    read back, filters on them and re-keying a project (``memory/identity.py``) behave as if each
+    point had them, across a reopen. A short-key shard made before the lean layout (it has a
+    ``workspace_id`` index, "w") keeps storing the ids on its points."""
+    import qdrant_edge as qe
+
+    from probe_core.storage.edge_payload import PayloadKeys
+    from probe_core.storage.protocol import DENSE, SPARSE
+
+    lean = EdgeStore(tmp_path / "lean", "t")
+    lean.ensure_collection(DIM)
+    pts = _points()
+    for p in pts:
+        p.payload["project_id"] = "proj-a"
+    lean.upsert(pts)
+    assert lean.count(StoreFilter(workspace_id=WS)) == 5 and lean.count(StoreFilter(workspace_id="other")) == 0
+    lean.set_payload(StoreFilter(workspace_id=WS), {"project_id": "proj-b"})
+    lean.close()
+    lean = EdgeStore(tmp_path / "lean", "t")
+    assert lean.count(StoreFilter(project_id="proj-b")) == 5 and lean.count(StoreFilter(project_id="proj-a")) == 0
+    hits = lean.hybrid_query(_query("hash password", workspace_id=WS, project_id="proj-b"))
+    assert hits and all(h.payload["workspace_id"] == h.payload["repo_id"] == WS for h in hits)
+    assert all(h.payload["project_id"] == "proj-b" for h in hits)
+    lean.delete_workspace("other")
+    assert lean.count() == 5
+    lean.delete_workspace(WS)
+    assert lean.count() == 0
+    lean.upsert(_points())
+    renamed = _points()[:1]  # the workspace given a new id under the same .probe/: it takes the points over
+    renamed[0].payload["workspace_id"] = "ws-new"
+    lean.upsert(renamed)
+    assert lean.count(StoreFilter(workspace_id="ws-new")) == 5 and lean.count(StoreFilter(workspace_id=WS)) == 0
+    lean.close()
+
+    old = qe.EdgeShard.create(str(tmp_path / "short"), qe.EdgeConfig(
+        vectors={DENSE: qe.EdgeVectorParams(size=DIM, distance=qe.Distance.Cosine)},
+        sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)}))
+    for field in ("workspace_id", "file_path", "language", "chunk_kind", "branch"):
+        old.update(qe.UpdateOperation.create_field_index(PayloadKeys.SHORT.field(field), qe.PayloadSchemaType.Keyword))
+    old.close()
+    short = EdgeStore(tmp_path / "short", "t")
+    short.upsert(_points())
+    assert short.count(StoreFilter(workspace_id=WS)) == 5 and short.count(StoreFilter(workspace_id="other")) == 0
+    short.close()
+    shard = qe.EdgeShard.load(str(tmp_path / "short"))
+    (stored, *_), _ = shard.scroll(qe.ScrollRequest(limit=1, with_payload=True, with_vector=False))
+    assert stored.payload["w"] == WS
     shard.close()
