@@ -15,6 +15,7 @@ from probe_core.workspace import Workspace
 
 from .extract import extract_file
 from .model import FileGraph
+from .rows import FileRows
 from .words import words_of
 from .store import GraphStore
 
@@ -44,9 +45,9 @@ def file_changed(ws: Workspace, path: str, text: str, file_hash: str) -> None:
         log.warning("symbol graph update failed for %s", path, exc_info=True)
 
 
-def file_graphed(ws: Workspace, graph: FileGraph, file_hash: str, words: set[bytes] | None) -> None:
-    """``file_changed`` for rows extracted elsewhere (the indexer's worker processes,
-    ``indexing/prepare_pool.py``): never raises."""
+def file_graphed(ws: Workspace, graph: FileGraph | FileRows, file_hash: str, words: set[bytes] | None) -> None:
+    """``file_changed`` for a graph extracted elsewhere (the indexer's worker processes,
+    ``indexing/prepare_pool.py``, send its rows made ready to write): never raises."""
     try:
         graph_store(ws).queue(graph, file_hash, words)
     except Exception:  # noqa: BLE001 - a graph failure must not break indexing

@@ -19,8 +19,8 @@ from ..storage.damage import CheckedConnection
 from . import migrate
 from .file_index import FileIndex
 from .model import Edge, FileGraph, Import, Ref, Symbol
-from .packing import (Uses, UsesCache, kind_bits, pack_imports, pack_terms, pack_uses, to_ref, unpack_imports,
-                      unpack_terms, used_names)
+from .packing import Uses, UsesCache, kind_bits, pack_terms, to_ref, unpack_imports, unpack_terms, used_names
+from .rows import FileRows, file_rows, pack
 
 log = logging.getLogger("probe.intel")
 
@@ -129,7 +129,7 @@ class GraphStore:
                 self._db.close()
 
     # -- writing -----------------------------------------------------------------------------
-    def queue(self, graph: FileGraph, file_hash: str, words: set[bytes] | None) -> None:
+    def queue(self, graph: FileGraph | FileRows, file_hash: str, words: set[bytes] | None) -> None:
         """``replace_files`` of one file, written with up to ``QUEUE_FILES - 1`` others in one
         transaction: a commit per file rewrote every page the file's word postings touched (the
         symbol graph doubled a full index's CPU time). Every read, and every other write, writes
@@ -150,27 +150,27 @@ class GraphStore:
                 except Exception:  # noqa: BLE001 - a graph write must not fail a read or the indexer
                     log.warning("writing %d queued symbol graph files failed", len(queued), exc_info=True)
 
-    def replace_files(self, graphs: Iterable[tuple[FileGraph, str, set[bytes] | None]]) -> None:
+    def replace_files(self, graphs: Iterable[tuple[FileGraph | FileRows, str, set[bytes] | None]]) -> None:
         """Store each (graph, file_hash, words of its text), replacing everything previously known
         about its path (``words`` None: the file gets no postings, and search scans its text)."""
         with self._lock:
             self.flush()
             self._replace(list(graphs))
 
-    def _replace(self, graphs: list[tuple[FileGraph, str, set[bytes] | None]]) -> None:
+    def _replace(self, graphs: list[tuple[FileGraph | FileRows, str, set[bytes] | None]]) -> None:
         graphs = list({g.path: (g, h, w) for g, h, w in graphs}.values())  # a path queued twice: the last
+        rows = [(g if isinstance(g, FileRows) else file_rows(g), h, w) for g, h, w in graphs]
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                names = self._ids("graph_names", "name", {
-                    x for g, _, _ in graphs for r in g.refs for x in (r.name, r.qualifier, r.enclosing) if x is not None})
-                terms = self._ids("graph_terms", "term", {t for _, _, words in graphs for t in words or ()})
+                names = self._ids("graph_names", "name", {x for f, _, _ in rows for x in f.names})
+                terms = self._ids("graph_terms", "term", {t for _, _, words in rows for t in words or ()})
                 postings: list[tuple[int, int]] = []
                 posted: list[tuple[int, int, int]] = []
-                for graph, file_hash, words in graphs:
-                    self._delete(graph.path)
+                for f, file_hash, words in rows:
+                    self._delete(f.path)
                     ids = None if words is None else sorted(terms[t] for t in words)
-                    file_id = self._insert(graph, file_hash, names, ids, posted)
+                    file_id = self._insert(f, file_hash, names, ids, posted)
                     postings.extend((t, file_id) for t in ids or ())
                 # in key order: the inserts walk the B-tree once instead of jumping about it
                 postings.sort()
@@ -226,27 +226,23 @@ class GraphStore:
         db.execute("DELETE FROM graph_symbols WHERE path=?", (path,))
         db.execute("DELETE FROM graph_edges WHERE path=?", (path,))
 
-    def _insert(self, g: FileGraph, file_hash: str, names: dict[str, int], terms: list[int] | None,
+    def _insert(self, f: FileRows, file_hash: str, names: dict[str, int], terms: list[int] | None,
                 posted: list[tuple[int, int, int]]) -> int:
         """The file's rows but its postings (the caller writes a batch's postings and uses' posting
         entries, ``posted``, at once); its id."""
         db = self._db
         blob = None if terms is None else pack_terms(terms)
         file_id = db.execute("INSERT INTO graph_files(path, file_hash, language, lines, terms) VALUES(?,?,?,?,?)",
-                             (g.path, file_hash, g.language, g.lines, blob)).lastrowid
+                             (f.path, file_hash, f.language, f.lines, blob)).lastrowid
         db.executemany(
             "INSERT INTO graph_symbols(path, name, qualname, kind, line, end_line, signature, doc, parent,"
-            " language) VALUES(?,?,?,?,?,?,?,?,?,?)",
-            [(s.path, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.parent,
-              s.language) for s in g.symbols])
-        uses, entries = pack_uses(g.refs, names)
-        imports = pack_imports(g.imports)
-        if g.refs or imports:
-            db.execute("INSERT INTO graph_uses(file, uses, imports) VALUES(?,?,?)", (file_id, uses, imports))
+            " language) VALUES(?,?,?,?,?,?,?,?,?,?)", f.symbols)
+        uses, entries = pack(f, names)
+        if f.uses or f.imports:
+            db.execute("INSERT INTO graph_uses(file, uses, imports) VALUES(?,?,?)", (file_id, uses, f.imports))
         posted.extend((name, file_id, bits) for name, bits in entries.items())
         db.executemany(
-            "INSERT INTO graph_edges(path, line, child, parent, kind, parent_qualifier) VALUES(?,?,?,?,?,?)",
-            [(e.path, e.line, e.child, e.parent, e.kind, e.parent_qualifier) for e in g.edges])
+            "INSERT INTO graph_edges(path, line, child, parent, kind, parent_qualifier) VALUES(?,?,?,?,?,?)", f.edges)
         return file_id
 
     # -- reading -----------------------------------------------------------------------------
