@@ -54,6 +54,15 @@ def file_graphed(ws: Workspace, graph: FileGraph | FileRows, file_hash: str, wor
         log.warning("symbol graph update failed for %s", graph.path, exc_info=True)
 
 
+def run_written(ws: Workspace) -> None:
+    """Indexer hook at the end of a run's writes: the queued files written, and the id maps of a
+    graph built from empty let go (``GraphStore._ids``). Never raises."""
+    try:
+        graph_store(ws).forget_ids()
+    except Exception:  # noqa: BLE001 - the next query's ensure_graph writes what is left
+        log.warning("writing the symbol graph's queued files failed", exc_info=True)
+
+
 def file_removed(ws: Workspace, path: str) -> None:
     """Indexer hook for a deleted file: never raises."""
     try:

@@ -13,9 +13,14 @@ from __future__ import annotations
 import zlib
 from array import array
 from dataclasses import dataclass
+from operator import attrgetter
 
 from .model import FileGraph
 from .packing import _LEVEL, _WIDE_LINES, _WIDE_NAMES, REF_KINDS, pack_imports
+
+_LINE, _NAME, _QUAL, _ENCL = attrgetter("line"), attrgetter("name"), attrgetter("qualifier"), attrgetter("enclosing")
+_ENCL_LINE, _KIND_OF = attrgetter("enclosing_line"), attrgetter("kind")
+_KIND = {k: i for i, k in enumerate(REF_KINDS)}
 
 
 @dataclass(slots=True)
@@ -41,16 +46,17 @@ class FileRows:
 
 def file_rows(g: FileGraph) -> FileRows:
     """``g`` made ready to write (no index needed: a worker process runs this)."""
-    refs = sorted(g.refs, key=lambda r: r.line)  # stable: a line's uses keep the extractor's order
-    names = sorted({x for r in refs for x in (r.name, r.qualifier, r.enclosing) if x is not None})
+    refs = sorted(g.refs, key=_LINE)  # stable: a line's uses keep the extractor's order
+    name_of, qual_of, encl_of = list(map(_NAME, refs)), list(map(_QUAL, refs)), list(map(_ENCL, refs))
+    names = sorted({*name_of, *qual_of, *encl_of} - {None})
     local = {x: k for k, x in enumerate(names, 1)}
     local[None] = 0
     nt = "I" if len(names) >= 0xFFFF else "H"
-    lines = [r.line for r in refs]
-    encl_lines = [r.enclosing_line or 0 for r in refs]
-    lt = "I" if any(x > 0xFFFF for x in lines) or any(x > 0xFFFF for x in encl_lines) else "H"
-    kinds = bytes(REF_KINDS.index(r.kind) for r in refs)
-    name_col = array(nt, [local[r.name] for r in refs])
+    lines = list(map(_LINE, refs))
+    encl_lines = [x or 0 for x in map(_ENCL_LINE, refs)]
+    lt = "I" if max(lines, default=0) > 0xFFFF or max(encl_lines, default=0) > 0xFFFF else "H"
+    kinds = bytes(map(_KIND.__getitem__, map(_KIND_OF, refs)))
+    name_col = array(nt, map(local.__getitem__, name_of))
     posted: dict[int, int] = {}
     for k, kind in zip(name_col, kinds):
         posted[k] = posted.get(k, 0) | (1 << kind)
@@ -59,8 +65,8 @@ def file_rows(g: FileGraph) -> FileRows:
         [(s.path, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.parent, s.language)
          for s in g.symbols],
         [(e.path, e.line, e.child, e.parent, e.kind, e.parent_qualifier) for e in g.edges],
-        names, len(refs), name_col, array(nt, [local[r.qualifier] for r in refs]),
-        array(nt, [local[r.enclosing] for r in refs]),
+        names, len(refs), name_col, array(nt, map(local.__getitem__, qual_of)),
+        array(nt, map(local.__getitem__, encl_of)),
         (array(lt, lines).tobytes(), kinds, array(lt, encl_lines).tobytes()), posted, pack_imports(g.imports))
 
 

@@ -79,6 +79,16 @@ def _symbol(row) -> Symbol:
                   language=row[10] or "")
 
 
+class _Known:
+    """The ids of a string table's every row, and its last id (``GraphStore._ids``)."""
+
+    __slots__ = ("ids", "top")
+
+    def __init__(self) -> None:
+        self.ids: dict = {}
+        self.top = 0
+
+
 class GraphStore:
     """Reads and writes the graph tables. Safe to share between threads of one process."""
 
@@ -94,6 +104,7 @@ class GraphStore:
         self.in_step: tuple | None = None  # build.ensure_graph's key when the graph last matched the manifest
         self._index: tuple[tuple[int, int], FileIndex] | None = None
         self._unpacked = UsesCache()
+        self._known: dict[str, _Known] = {}  # table → its id map, while a graph is built from empty (``_ids``)
         self._queued: list[tuple[FileGraph, str, set[bytes] | None]] = []
         with self._lock:
             self._db.execute("CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
@@ -178,6 +189,7 @@ class GraphStore:
                 self._db.executemany("INSERT INTO graph_postings(term, file) VALUES(?,?)", postings)
                 self._db.executemany("INSERT INTO graph_refs(name, file, kind) VALUES(?,?,?)", posted)
             except BaseException:
+                self._known.clear()  # may hold ids the rollback took back
                 self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
@@ -197,9 +209,35 @@ class GraphStore:
             self.changes += 1
 
     def _ids(self, table: str, column: str, values: set) -> dict:
-        """value → id in a string table (``graph_names``, ``graph_terms``), adding the new ones."""
+        """value → id in a string table (``graph_names``, ``graph_terms``), adding the new ones
+        (the map returned may hold more values). A graph built from empty keeps each table's map
+        in memory (``_Known``), checked against the table's last id: a new monorepo's 3M lookups
+        of words and names are then a dict's, not SQLite's."""
         if not values:
             return {}
+        db = self._db
+        top = db.execute(f"SELECT max(id) FROM {table}").fetchone()[0] or 0
+        known = self._known.get(table)
+        if known is None or known.top != top:
+            known = self._known[table] = _Known() if top == 0 else None
+            if known is None:
+                self._known.pop(table, None)
+                return self._ids_sql(table, column, values)
+        new = sorted(v for v in values if v not in known.ids)
+        if new:  # the ids SQLite gives rows inserted in this order: one past the last, in turn
+            added = range(top + 1, top + 1 + len(new))
+            db.executemany(f"INSERT INTO {table}(id, {column}) VALUES(?,?)", zip(added, new))
+            known.ids.update(zip(new, added))
+            known.top = added[-1]
+        return known.ids
+
+    def forget_ids(self) -> None:
+        """Let go of the in-memory id maps (``_ids``) once a bulk build is written."""
+        with self._lock:
+            self.flush()
+            self._known.clear()
+
+    def _ids_sql(self, table: str, column: str, values: set) -> dict:
         db, values = self._db, sorted(values)
         db.executemany(f"INSERT OR IGNORE INTO {table}({column}) VALUES(?)", [(v,) for v in values])
         out = {}
