@@ -74,9 +74,10 @@ class _Walker:
 
     def run(self, root: Node) -> None:
         # iterative: deeply nested expressions must not hit the recursion limit
-        stack: list[tuple[Node, tuple[Symbol, ...], bool, str | None]] = [(root, (), False, None)]
+        # each node comes with its parent: ``node.parent`` walks down from the root every time
+        stack: list[tuple[Node, Node | None, tuple[Symbol, ...], bool, str | None]] = [(root, None, (), False, None)]
         while stack:
-            node, scope, in_import, receiver = stack.pop()
+            node, parent, scope, in_import, receiver = stack.pop()
             ntype = node.type
             if ntype in _IMPORTS or (ntype == "export_statement" and node.child_by_field_name("source")):
                 self._imports(node)
@@ -88,9 +89,9 @@ class _Walker:
                     new_scope = scope + (sym,)
                     receiver = self._go_receiver(node) if ntype == "method_declaration" else receiver
             if ntype in _IDENT and node.start_byte not in self.decl_names:
-                self._reference(node, scope, in_import, receiver)
+                self._reference(node, parent, scope, in_import, receiver)
             for child in reversed(node.named_children):
-                stack.append((child, new_scope, in_import, receiver))
+                stack.append((child, node, new_scope, in_import, receiver))
 
     # -- definitions -------------------------------------------------------------------------
 
@@ -302,13 +303,12 @@ class _Walker:
 
     # -- references --------------------------------------------------------------------------
 
-    def _reference(self, node: Node, scope: tuple[Symbol, ...], in_import: bool,
+    def _reference(self, node: Node, parent: Node | None, scope: tuple[Symbol, ...], in_import: bool,
                    receiver: str | None) -> None:
         name = node_text(node)
         if not name or name in _SKIP_NAMES:
             return
-        parent = node.parent
-        field = _field_of(node)
+        field = _field_of(node, parent)
         if parent is not None and (
             parent.type in NOT_A_USE_PARENTS
             or (parent.type == "keyword_argument" and field == "name")
