@@ -73,7 +73,7 @@ def file_rows(g: FileGraph) -> FileRows:
 def pack(f: FileRows, ids: dict[str, int]) -> tuple[bytes, dict[int, int]]:
     """``packing.pack_uses`` of the file's uses with the graph's name ``ids``: the same bytes and
     posting entries (name id → kind bits)."""
-    gids = [ids[x] for x in f.names]
+    gids = list(map(ids.__getitem__, f.names))
     order = sorted(range(len(gids)), key=gids.__getitem__)
     lut = [0] * (len(gids) + 1)  # a name's position in the file's names → in its sorted ids
     for rank, k in enumerate(order, 1):

@@ -12,6 +12,7 @@ import sqlite3
 import threading
 import uuid
 from collections.abc import Iterable
+from itertools import repeat
 from pathlib import Path
 
 from ..errors import IndexDamaged
@@ -176,15 +177,15 @@ class GraphStore:
         with self._lock:
             self._db.execute("BEGIN IMMEDIATE")
             try:
-                names = self._ids("graph_names", "name", {x for f, _, _ in rows for x in f.names})
-                terms = self._ids("graph_terms", "term", {t for _, _, words in rows for t in words or ()})
+                names = self._ids("graph_names", "name", set().union(*(f.names for f, _, _ in rows)))
+                terms = self._ids("graph_terms", "term", set().union(*(words for _, _, words in rows if words)))
                 postings: list[tuple[int, int]] = []
                 posted: list[tuple[int, int, int]] = []
                 for f, file_hash, words in rows:
                     self._delete(f.path)
-                    ids = None if words is None else sorted(terms[t] for t in words)
+                    ids = None if words is None else sorted(map(terms.__getitem__, words))
                     file_id = self._insert(f, file_hash, names, ids, posted)
-                    postings.extend((t, file_id) for t in ids or ())
+                    postings.extend(zip(ids or (), repeat(file_id)))
                 # in key order: the inserts walk the B-tree once instead of jumping about it
                 postings.sort()
                 posted.sort()
@@ -280,7 +281,7 @@ class GraphStore:
         uses, entries = pack(f, names)
         if f.uses or f.imports:
             db.execute("INSERT INTO graph_uses(file, uses, imports) VALUES(?,?,?)", (file_id, uses, f.imports))
-        posted.extend((name, file_id, bits) for name, bits in entries.items())
+        posted.extend(zip(entries, repeat(file_id), entries.values()))
         db.executemany(
             "INSERT INTO graph_edges(path, line, child, parent, kind, parent_qualifier) VALUES(?,?,?,?,?,?)", f.edges)
         return file_id
