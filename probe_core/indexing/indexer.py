@@ -399,6 +399,7 @@ def _after_lexical(run: IndexRun, scan: ScanResult) -> None:
         report.branches = book.prune_deleted()
         man.set_meta("skipped_files", json.dumps(scan.skip_summary()))  # for `probe status`
         _repair_graph(ws)
+    intel_graph.run_written(ws)
     ws.touch()
     counts = man.counts()
     state.chunks_indexed = counts["chunks"]

@@ -29,7 +29,7 @@ from .. import environment
 from ..chunking import chunk_file
 from ..errors import ConfigError, ProbeError
 from ..intel.extract import extract_file
-from ..intel.model import FileGraph
+from ..intel.rows import FileRows, file_rows
 from ..intel.words import words_of
 from ..records import Chunk, short_hash
 from ..scan import read_text
@@ -85,7 +85,7 @@ class Prepared:
     read_error: str | None = None
     chunks: list[Chunk] | None = None
     chunk_error: tuple[bool, str, str] | None = None
-    graph: FileGraph | None = None
+    graph: FileRows | None = None  # the file's graph rows, made ready to write (``intel/rows.py``)
     words: set[bytes] | None = None
     graph_error: str | None = None
     encoded: Encoded | None = None
@@ -120,7 +120,7 @@ def prepare(root: str, path: str, max_bytes: int, same_as: str | None, encoding:
         except Exception:  # noqa: BLE001 - the writer makes them itself, as on the serial path
             log.warning("encoding %s's chunks failed in a worker", path, exc_info=True)
     try:
-        out.graph, out.words = extract_file(path, text), words_of(text)
+        out.graph, out.words = file_rows(extract_file(path, text)), words_of(text)
     except Exception:  # noqa: BLE001 - the graph's catch-up (ensure_graph) retries the file
         out.graph_error = traceback.format_exc()
     return out

@@ -15,6 +15,7 @@ from probe_core.workspace import Workspace
 
 from .extract import extract_file
 from .model import FileGraph
+from .rows import FileRows
 from .words import words_of
 from .store import GraphStore
 
@@ -44,13 +45,22 @@ def file_changed(ws: Workspace, path: str, text: str, file_hash: str) -> None:
         log.warning("symbol graph update failed for %s", path, exc_info=True)
 
 
-def file_graphed(ws: Workspace, graph: FileGraph, file_hash: str, words: set[bytes] | None) -> None:
-    """``file_changed`` for rows extracted elsewhere (the indexer's worker processes,
-    ``indexing/prepare_pool.py``): never raises."""
+def file_graphed(ws: Workspace, graph: FileGraph | FileRows, file_hash: str, words: set[bytes] | None) -> None:
+    """``file_changed`` for a graph extracted elsewhere (the indexer's worker processes,
+    ``indexing/prepare_pool.py``, send its rows made ready to write): never raises."""
     try:
         graph_store(ws).queue(graph, file_hash, words)
     except Exception:  # noqa: BLE001 - a graph failure must not break indexing
         log.warning("symbol graph update failed for %s", graph.path, exc_info=True)
+
+
+def run_written(ws: Workspace) -> None:
+    """Indexer hook at the end of a run's writes: the queued files written, and the id maps of a
+    graph built from empty let go (``GraphStore._ids``). Never raises."""
+    try:
+        graph_store(ws).forget_ids()
+    except Exception:  # noqa: BLE001 - the next query's ensure_graph writes what is left
+        log.warning("writing the symbol graph's queued files failed", exc_info=True)
 
 
 def file_removed(ws: Workspace, path: str) -> None:

@@ -33,6 +33,10 @@ _MAY_DEFINE = frozenset({"expression_statement", "lexical_declaration", "variabl
                          "type_definition"})
 
 _MAX_QUALIFIER = 80
+# the parents under which `_reference` asks which field a name fills (finding it costs a walk of
+# the parent's children)
+_FIELD_PARENTS = frozenset({"keyword_argument", "pair", "parameter_declaration", "field_declaration",
+                            "function_declaration", *_CALL_MEMBERS})
 
 
 def line_count(text: str) -> int:
@@ -74,9 +78,10 @@ class _Walker:
 
     def run(self, root: Node) -> None:
         # iterative: deeply nested expressions must not hit the recursion limit
-        stack: list[tuple[Node, tuple[Symbol, ...], bool, str | None]] = [(root, (), False, None)]
+        # each node comes with its parent: ``node.parent`` walks down from the root every time
+        stack: list[tuple[Node, Node | None, tuple[Symbol, ...], bool, str | None]] = [(root, None, (), False, None)]
         while stack:
-            node, scope, in_import, receiver = stack.pop()
+            node, parent, scope, in_import, receiver = stack.pop()
             ntype = node.type
             if ntype in _IMPORTS or (ntype == "export_statement" and node.child_by_field_name("source")):
                 self._imports(node)
@@ -88,9 +93,9 @@ class _Walker:
                     new_scope = scope + (sym,)
                     receiver = self._go_receiver(node) if ntype == "method_declaration" else receiver
             if ntype in _IDENT and node.start_byte not in self.decl_names:
-                self._reference(node, scope, in_import, receiver)
+                self._reference(node, parent, scope, in_import, receiver)
             for child in reversed(node.named_children):
-                stack.append((child, new_scope, in_import, receiver))
+                stack.append((child, node, new_scope, in_import, receiver))
 
     # -- definitions -------------------------------------------------------------------------
 
@@ -302,25 +307,25 @@ class _Walker:
 
     # -- references --------------------------------------------------------------------------
 
-    def _reference(self, node: Node, scope: tuple[Symbol, ...], in_import: bool,
+    def _reference(self, node: Node, parent: Node | None, scope: tuple[Symbol, ...], in_import: bool,
                    receiver: str | None) -> None:
         name = node_text(node)
         if not name or name in _SKIP_NAMES:
             return
-        parent = node.parent
-        field = _field_of(node)
-        if parent is not None and (
-            parent.type in NOT_A_USE_PARENTS
-            or (parent.type == "keyword_argument" and field == "name")
-            or (parent.type == "pair" and field == "key")
-            or parent.type in ("parameter_declaration", "field_declaration") and field == "name"
-            or (parent.type == "function_declaration" and field == "name")
+        ptype = None if parent is None else parent.type
+        field = _field_of(node, parent) if ptype in _FIELD_PARENTS else None  # the only parents asked
+        if ptype is not None and (
+            ptype in NOT_A_USE_PARENTS
+            or (ptype == "keyword_argument" and field == "name")
+            or (ptype == "pair" and field == "key")
+            or ptype in ("parameter_declaration", "field_declaration") and field == "name"
+            or (ptype == "function_declaration" and field == "name")
         ):
             return
         qualifier = None
         expr = node
-        if parent is not None and parent.type in _MEMBER:
-            obj_field, member_field = _MEMBER[parent.type]
+        if ptype in _MEMBER:
+            obj_field, member_field = _MEMBER[ptype]
             member = parent.child_by_field_name(member_field)
             if member is not None and member.start_byte == node.start_byte:
                 obj = next(filter(None, map(parent.child_by_field_name, obj_field.split("|"))), None)
@@ -330,21 +335,22 @@ class _Walker:
                         qualifier = "self"
                     elif qualifier.startswith("super"):
                         qualifier = "super"
-                expr = parent if parent.type != "method_invocation" else node
-        if parent is not None and parent.type == "token_tree":
+                expr = parent if ptype != "method_invocation" else node
+        if ptype == "token_tree":
             qualifier, call = _token_tree_use(node, receiver)
             if call:
                 kind = "import" if in_import else "call"
                 self._record(node, name, qualifier, kind, scope)
                 return
-        while expr.parent is not None and expr.parent.type in _PASS_THROUGH:
-            expr = expr.parent
+        up = parent if expr is node else expr.parent  # ``.parent`` walks down from the root: once each
+        while up is not None and up.type in _PASS_THROUGH:
+            expr, up = up, up.parent
         kind = "import" if in_import else "ref"
-        if not in_import and parent is not None and (
-                (parent.type in _CALL_MEMBERS and _CALL_MEMBERS[parent.type] == field)  # ruby `a.b(…)`
-                or (self.lang == "ruby" and node.type == "identifier" and parent.type in _RUBY_STATEMENT_PARENTS)):
+        if not in_import and ptype is not None and (
+                (ptype in _CALL_MEMBERS and _CALL_MEMBERS[ptype] == field)  # ruby `a.b(…)`
+                or (self.lang == "ruby" and node.type == "identifier" and ptype in _RUBY_STATEMENT_PARENTS)):
             kind = "call"
-        holder = expr.parent
+        holder = up
         if not in_import and holder is not None and holder.type in _CALLS:
             callee = holder.child_by_field_name(_CALLS[holder.type])
             if callee is not None and callee.start_byte == expr.start_byte and callee.end_byte == expr.end_byte:

@@ -35,8 +35,8 @@ def token_tree_use(node: Node, receiver: str | None) -> tuple[str | None, bool]:
     return qualifier, call
 
 
-def field_of(node: Node) -> str | None:
-    parent = node.parent
+def field_of(node: Node, parent: Node | None) -> str | None:
+    """The field ``node`` fills in ``parent`` (its parent: the caller knows it)."""
     if parent is None:
         return None
     for i, child in enumerate(parent.children):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -161,3 +162,38 @@ def test_kill_during_a_branch_switch(tmp_path):
         assert set(ws.manifest.chunk_ids(live=False).values()) == set(changed)  # now feature's versions
     finally:
         ws.close()
+
+
+GRAPH_BY_NAME = {  # the graph's rows with ids resolved: ids depend on the order files were written in
+    "files": "SELECT path, file_hash, lines FROM graph_files",
+    "symbols": "SELECT path, name, qualname, kind, line, end_line FROM graph_symbols",
+    "refs": "SELECT n.name, f.path, r.kind FROM graph_refs r JOIN graph_names n ON n.id = r.name"
+            " JOIN graph_files f ON f.id = r.file",
+    "postings": "SELECT t.term, f.path FROM graph_postings p JOIN graph_terms t ON t.id = p.term"
+                " JOIN graph_files f ON f.id = p.file",
+}
+
+
+def _graph(root: Path) -> dict[str, list]:
+    con = sqlite3.connect(root / ".probe" / "manifest.sqlite")
+    try:
+        return {k: sorted(con.execute(q).fetchall()) for k, q in GRAPH_BY_NAME.items()}
+    finally:
+        con.close()
+
+
+def test_kill_while_a_new_graph_is_written_in_bulk(tmp_path):
+    """A new index's graph keeps its name and word ids in memory and commits 1000 files at a time
+    (``intel/store.py``): killed after the first commit, the next run graphs the rest through
+    SQLite's ids, and the graph holds what a clean build's does."""
+    root = make_repo(tmp_path / "repo", 2500)
+    run_and_kill(root, ["--lexical-only"], lambda db: 0 < _count(db, "SELECT COUNT(*) FROM graph_files") < 2000)
+    (root / "pkg2/mod_2.py").write_text("def replaced():\n    return compute_3(1)\n")
+    index_cli(root, "--lexical-only")
+    clean = tmp_path / "clean"
+    shutil.copytree(root, clean, ignore=shutil.ignore_patterns(".probe"))
+    index_cli(clean, "--lexical-only")
+    graph = _graph(root)
+    assert graph == _graph(clean)
+    assert len(graph["files"]) == 2500
+    assert ("compute_3", "pkg2/mod_2.py", 1) in graph["refs"]  # a call (bit 1) made by the edit

@@ -316,3 +316,14 @@ def test_kill_9_while_workers_chunk_leaves_no_worker_and_the_next_run_is_exact(t
         assert_exact(ws)
     finally:
         ws.close()
+
+
+def test_the_graphs_id_maps_are_let_go_after_the_run(both):
+    """A graph built from empty keeps its name and word ids in memory while it is written
+    (``GraphStore._ids``); the owner does not hold them after the run."""
+    from probe_core.intel.build import graph_store
+
+    serial, _, pooled, _, _ = both
+    for ws in (serial, pooled):
+        assert graph_store(ws)._known == {}
+        assert graph_store(ws).refs_named("index_workspace")
