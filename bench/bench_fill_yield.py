@@ -69,6 +69,7 @@ def main() -> int:
     from probe_core.engine.answers import search_answer
     from probe_core.engine.service import OwnerEngine
     from probe_core.engine.settings import EngineSettings
+    from probe_core.indexing.dense import texts_to_embed
 
     queries = QUERIES
     if args.queries == "scale":
@@ -82,7 +83,7 @@ def main() -> int:
     if not args.indexed:
         index_workspace(ws, dense=False)
     start, load_start = ws.manifest.counts(), os.getloadavg()[0]
-    sample = [r[2] for r in ws.manifest.pending_dense(100_000)]
+    sample = [r[2] for r in texts_to_embed(ws, ws.manifest.pending_dense(100_000))]  # as the fill reads them
     random.Random(0).shuffle(sample)
     ws.embedder.embed_documents(sample[:4])  # load the model
     t0 = time.perf_counter()

@@ -45,6 +45,7 @@ def main() -> int:
 
     from probe_core import Workspace, index_workspace, search
     from probe_core.indexing.indexer import fill_dense
+    from probe_core.indexing.dense import texts_to_embed
     from probe_core.records import IndexProgress
 
     shutil.rmtree(args.work, ignore_errors=True)
@@ -62,7 +63,7 @@ def main() -> int:
     lines = sum(len((args.work / p).read_bytes().splitlines()) for p in ws.manifest.file_paths())
 
     # raw embedder throughput on the same chunks, measured in this run
-    sample = [r[2] for r in ws.manifest.pending_dense(100_000)]
+    sample = [r[2] for r in texts_to_embed(ws, ws.manifest.pending_dense(100_000))]  # as the fill reads them
     random.Random(0).shuffle(sample)
     sample = sample[:128]
     emb = ws.embedder

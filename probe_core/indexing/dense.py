@@ -35,7 +35,7 @@ def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: Inde
             queued = man.pending_dense(batch)
             if not queued:
                 break
-            rows = _with_texts(ws, queued)
+            rows = texts_to_embed(ws, queued)
             if not rows:
                 continue
             ids = [r[0] for r in rows]
@@ -60,7 +60,7 @@ def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: Inde
     return done
 
 
-def _with_texts(ws: Workspace, rows: list[tuple[str, str, str | None]]) -> list[tuple[str, str, str]]:
+def texts_to_embed(ws: Workspace, rows: list[tuple[str, str, str | None]]) -> list[tuple[str, str, str]]:
     """``rows`` with every text: one queued as ``FROM_FILE`` is the chunk's lines read again from its
     file, under its header, as the lexical phase made it (``encode.py``), if they still hash to the
     chunk's hash. A chunk whose lines are no longer on disk (its file changed or went since) leaves

@@ -185,11 +185,11 @@ def test_same_chunks_and_dense_queue(both):
 def test_same_texts_to_embed_and_the_workers_queue_them_as_lines_of_the_file(both):
     """The dense fill embeds the same text for every chunk whichever path indexed it; the workers
     queue no text for a chunk that is its file's lines (``dense_queue.FROM_FILE``): the fill reads
-    them again (``dense._with_texts``)."""
-    from probe_core.indexing.dense import _with_texts
+    them again (``dense.texts_to_embed``)."""
+    from probe_core.indexing.dense import texts_to_embed
 
     serial, _, pooled, report, _ = both
-    a, b = (_with_texts(ws, ws.manifest.pending_dense(100_000)) for ws in (serial, pooled))
+    a, b = (texts_to_embed(ws, ws.manifest.pending_dense(100_000)) for ws in (serial, pooled))
     assert len(a) == len(b) == report.chunks_indexed
     assert sorted(a) == sorted(b)
     con = sqlite3.connect(pooled.probe_dir / "manifest.sqlite")
