@@ -18,6 +18,7 @@ from pathlib import Path
 from ..errors import IndexDamaged
 from ..storage.damage import CheckedConnection
 from . import migrate, migrate_symbols
+from .migrate_symbols import QUALNAME, symbol_row
 from .file_index import FileIndex
 from .model import Edge, FileGraph, Import, Ref, Symbol
 from .packing import Uses, UsesCache, kind_bits, pack_terms, to_ref, unpack_imports, unpack_terms, used_names
@@ -26,8 +27,7 @@ from .rows import FileRows, file_rows, pack
 log = logging.getLogger("probe.intel")
 
 GRAPH_VERSION = "9"  # bump when extraction or the layout changes: stored graphs are then rebuilt
-# (versions 7 and 8, the layouts before packed uses and before symbols by file id, are migrated in
-# place instead: ``migrate.py``, ``migrate_symbols.py``)
+# (layouts 7 and 8 are migrated in place instead: ``migrate.py``, ``migrate_symbols.py``)
 
 # Compact by design (a 2.9M-line monorepo's uses took 158 MB as rows with two indexes, 1.7× the
 # source): a file's uses are one compressed row of `graph_uses` (``packing.py``, with its imports),
@@ -42,7 +42,7 @@ CREATE TABLE IF NOT EXISTS graph_files (
     lines INTEGER NOT NULL, terms BLOB
 );
 CREATE TABLE IF NOT EXISTS graph_symbols (
-    id INTEGER PRIMARY KEY, file INTEGER NOT NULL, name TEXT NOT NULL, qualname TEXT NOT NULL,
+    id INTEGER PRIMARY KEY, file INTEGER NOT NULL, name TEXT NOT NULL, qualname TEXT,
     kind TEXT NOT NULL, line INTEGER NOT NULL, end_line INTEGER NOT NULL, signature TEXT,
     doc TEXT, parent TEXT
 );
@@ -68,10 +68,10 @@ CREATE TABLE IF NOT EXISTS graph_postings (
 """
 _ALL_TABLES = ("graph_files", "graph_symbols", "graph_names", "graph_refs", "graph_uses", "graph_edges",
                "graph_imports", "graph_terms", "graph_postings")
-# A symbol names its file by id (a path per row and in an index took 20 MB on the monorepo); CROSS
-# JOIN keeps the symbols the outer loop: rows come in the order they did with the path in the row.
-_SYMBOL_FROM = ("SELECT s.id, f.path, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.parent,"
-                " f.language FROM graph_symbols s CROSS JOIN graph_files f ON f.id = s.file")
+# A symbol names its file by id, its qualname NULL when derived (``migrate_symbols.py``); CROSS JOIN
+# keeps the symbols the outer loop: rows come in the order they did with the path in the row.
+_SYMBOL_COLUMNS = f"s.id, f.path, s.name, {QUALNAME}, s.kind, s.line, s.end_line, s.signature, s.doc, s.parent, f.language"
+_SYMBOL_FROM = f"SELECT {_SYMBOL_COLUMNS} FROM graph_symbols s CROSS JOIN graph_files f ON f.id = s.file"
 _BATCH_IDS = 500  # host parameters per IN (...)
 _UNPACK_FILES = 64  # files read at a time by refs_named (it stops at its limit)
 QUEUE_FILES = 1000  # files the indexer's per-file updates are written in one transaction with
@@ -283,7 +283,7 @@ class GraphStore:
                              (f.path, file_hash, f.language, f.lines, blob)).lastrowid
         db.executemany(
             "INSERT INTO graph_symbols(file, name, qualname, kind, line, end_line, signature, doc, parent)"
-            " VALUES(?,?,?,?,?,?,?,?,?)", [(file_id,) + s[1:9] for s in f.symbols])
+            " VALUES(?,?,?,?,?,?,?,?,?)", [(file_id,) + symbol_row(s) for s in f.symbols])
         uses, entries = pack(f, names)
         if f.uses or f.imports:
             db.execute("INSERT INTO graph_uses(file, uses, imports) VALUES(?,?,?)", (file_id, uses, f.imports))
@@ -340,8 +340,8 @@ class GraphStore:
 
     def symbols_in(self, path: str) -> list[Symbol]:
         return [_symbol(r) for r in self._rows(
-            "SELECT s.id, f.path, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.parent,"
-            " f.language FROM graph_files f JOIN graph_symbols s ON s.file = f.id WHERE f.path=? ORDER BY s.line",
+            f"SELECT {_SYMBOL_COLUMNS} FROM graph_files f JOIN graph_symbols s ON s.file = f.id"
+            " WHERE f.path=? ORDER BY s.line",
             (path,))]
 
     def symbols_with_parent(self, parents: Iterable[str]) -> list[Symbol]:

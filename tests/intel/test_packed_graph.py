@@ -114,7 +114,9 @@ def to_layout_8(db_path) -> None:
     """Rewrite the graph's symbols as layouts 7 and 8 stored them: a path and a language per row."""
     db = sqlite3.connect(db_path)
     db.executescript(V8_SYMBOLS)
-    db.execute("INSERT INTO graph_symbols_v8 SELECT s.id, f.path, s.name, s.qualname, s.kind, s.line, s.end_line,"
+    from probe_core.intel.migrate_symbols import QUALNAME
+
+    db.execute(f"INSERT INTO graph_symbols_v8 SELECT s.id, f.path, s.name, {QUALNAME}, s.kind, s.line, s.end_line,"
                " s.signature, s.doc, s.parent, f.language FROM graph_symbols s JOIN graph_files f ON f.id = s.file")
     db.commit()
     db.executescript("""

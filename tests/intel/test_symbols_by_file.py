@@ -8,6 +8,7 @@ import sqlite3
 from probe_core import Workspace
 from probe_core.intel import find_callers, graph_store
 from probe_core.intel.build import ensure_graph
+from probe_core.intel.extract import extract_file
 from probe_core.intel.store import GRAPH_VERSION
 
 from .test_packed_graph import answers, exact, to_layout_8, tree
@@ -21,11 +22,42 @@ def _columns(db_path) -> list[str]:
         db.close()
 
 
-def test_a_symbol_row_holds_its_files_id_not_its_path(project):
-    ws = project("pyproj")
-    db_path = ws.root / ".probe" / "manifest.sqlite"
-    ws.close()
-    assert "file" in _columns(db_path) and "path" not in _columns(db_path) and "language" not in _columns(db_path)
+def test_a_symbol_row_holds_its_files_id_and_reads_back_as_extracted(tmp_path):
+    """No path or language per row, no qualified name where it is ``parent.name``; every symbol of
+    every fixture language reads back exactly as extracted (a scoped variable's qualname is kept)."""
+    from dataclasses import replace
+
+    from probe_core import index_workspace
+
+    ws = Workspace.open(tree(tmp_path))
+    try:
+        index_workspace(ws, dense=False)
+        store = graph_store(ws)
+        columns = _columns(ws.root / ".probe" / "manifest.sqlite")
+        assert "file" in columns and "path" not in columns and "language" not in columns
+        assert store._rows("SELECT COUNT(*) FROM graph_symbols WHERE qualname IS NULL")[0][0] > 50
+        for path, _, _ in store.files():
+            extracted = extract_file(path, (ws.root / path).read_text()).symbols
+            assert [replace(s, id=None) for s in store.symbols_in(path)] == sorted(extracted, key=lambda s: s.line)
+    finally:
+        ws.close()
+
+
+def test_a_qualified_name_that_is_not_parent_dot_name_is_kept(tmp_path):
+    from probe_core.intel.model import FileGraph, Symbol
+    from probe_core.intel.store import GraphStore
+
+    symbols = [Symbol("a.go", "Outer", "Outer", "function", 1, 9, language="go"),
+               Symbol("a.go", "limit", "limit", "constant", 2, 2, parent="Outer", language="go"),
+               Symbol("a.go", "m", "Outer.m", "method", 3, 4, parent="Outer", language="go"),
+               Symbol("a.go", "n", "pkg.T.n", "method", 5, 6, parent="T", language="go")]
+    store = GraphStore(tmp_path / "graph.sqlite")
+    try:
+        store.replace_files([(FileGraph("a.go", "go", 9, symbols=list(symbols)), "h1", None)])
+        assert [(s.qualname, s.parent) for s in store.symbols_in("a.go")] == [(s.qualname, s.parent) for s in symbols]
+        assert store._rows("SELECT qualname FROM graph_symbols ORDER BY line") == [(None,), ("limit",), (None,), ("pkg.T.n",)]
+    finally:
+        store.close()
 
 
 def test_an_index_of_layout_8_is_migrated_in_place_and_answers_the_same(tmp_path):
@@ -53,6 +85,7 @@ def test_an_index_of_layout_8_is_migrated_in_place_and_answers_the_same(tmp_path
                 for s in store.symbols_of_kind(("function", "method"))] == symbols
         assert (answers(ws), exact(ws)) == before
         assert "path" not in _columns(db_path)
+        assert store._rows("SELECT COUNT(*) FROM graph_symbols WHERE qualname IS NULL")[0][0] > 50
     finally:
         ws.close()
 
