@@ -17,7 +17,8 @@ from pathlib import Path
 
 from ..errors import IndexDamaged
 from ..storage.damage import CheckedConnection
-from . import migrate
+from . import migrate, migrate_symbols
+from .migrate_symbols import QUALNAME, symbol_row
 from .file_index import FileIndex
 from .model import Edge, FileGraph, Import, Ref, Symbol
 from .packing import Uses, UsesCache, kind_bits, pack_terms, to_ref, unpack_imports, unpack_terms, used_names
@@ -25,8 +26,8 @@ from .rows import FileRows, file_rows, pack
 
 log = logging.getLogger("probe.intel")
 
-GRAPH_VERSION = "8"  # bump when extraction or the layout changes: stored graphs are then rebuilt
-# (version 7, the layout before packed uses, is migrated in place instead: ``migrate.py``)
+GRAPH_VERSION = "9"  # bump when extraction or the layout changes: stored graphs are then rebuilt
+# (layouts 7 and 8 are migrated in place instead: ``migrate.py``, ``migrate_symbols.py``)
 
 # Compact by design (a 2.9M-line monorepo's uses took 158 MB as rows with two indexes, 1.7× the
 # source): a file's uses are one compressed row of `graph_uses` (``packing.py``, with its imports),
@@ -41,12 +42,12 @@ CREATE TABLE IF NOT EXISTS graph_files (
     lines INTEGER NOT NULL, terms BLOB
 );
 CREATE TABLE IF NOT EXISTS graph_symbols (
-    id INTEGER PRIMARY KEY, path TEXT NOT NULL, name TEXT NOT NULL, qualname TEXT NOT NULL,
+    id INTEGER PRIMARY KEY, file INTEGER NOT NULL, name TEXT NOT NULL, qualname TEXT,
     kind TEXT NOT NULL, line INTEGER NOT NULL, end_line INTEGER NOT NULL, signature TEXT,
-    doc TEXT, parent TEXT, language TEXT
+    doc TEXT, parent TEXT
 );
 CREATE INDEX IF NOT EXISTS graph_symbols_name ON graph_symbols(name);
-CREATE INDEX IF NOT EXISTS graph_symbols_path ON graph_symbols(path, line);
+CREATE INDEX IF NOT EXISTS graph_symbols_file ON graph_symbols(file, line);
 CREATE INDEX IF NOT EXISTS graph_symbols_parent ON graph_symbols(parent);
 CREATE TABLE IF NOT EXISTS graph_names (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
 CREATE TABLE IF NOT EXISTS graph_refs (
@@ -67,8 +68,10 @@ CREATE TABLE IF NOT EXISTS graph_postings (
 """
 _ALL_TABLES = ("graph_files", "graph_symbols", "graph_names", "graph_refs", "graph_uses", "graph_edges",
                "graph_imports", "graph_terms", "graph_postings")
-_SYMBOL_FROM = ("SELECT s.id, s.path, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.parent,"
-                " s.language FROM graph_symbols s")
+# A symbol names its file by id, its qualname NULL when derived (``migrate_symbols.py``); CROSS JOIN
+# keeps the symbols the outer loop: rows come in the order they did with the path in the row.
+_SYMBOL_COLUMNS = f"s.id, f.path, s.name, {QUALNAME}, s.kind, s.line, s.end_line, s.signature, s.doc, s.parent, f.language"
+_SYMBOL_FROM = f"SELECT {_SYMBOL_COLUMNS} FROM graph_symbols s CROSS JOIN graph_files f ON f.id = s.file"
 _BATCH_IDS = 500  # host parameters per IN (...)
 _UNPACK_FILES = 64  # files read at a time by refs_named (it stops at its limit)
 QUEUE_FILES = 1000  # files the indexer's per-file updates are written in one transaction with
@@ -112,7 +115,7 @@ class GraphStore:
         with self._lock:
             self._db.execute("CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             version = self._db.execute("SELECT value FROM graph_meta WHERE key='version'").fetchone()
-            if version is not None and version[0] == migrate.FROM_VERSION:
+            if version is not None and version[0] in (migrate.FROM_VERSION, migrate_symbols.FROM_VERSION):
                 self._migrate()
                 version = self._db.execute("SELECT value FROM graph_meta WHERE key='version'").fetchone()
             if version is None or version[0] != GRAPH_VERSION:  # an older layout: rebuilt lazily
@@ -126,10 +129,13 @@ class GraphStore:
             self._db.executescript(_SCHEMA)
 
     def _migrate(self) -> None:
-        """The layout before packed uses, converted in place; when that fails it is left as it was,
-        to be dropped and made again from the files like any older layout."""
+        """The layouts before packed uses (7) and before symbols by file id (8), converted in place,
+        one step after the other; when that fails the graph is left as it was, to be dropped and
+        made again from the files like any older layout."""
         try:
-            migrate.to_packed(self._db, _SCHEMA, GRAPH_VERSION)
+            without_symbols = ";".join(migrate_symbols.symbol_statements(_SCHEMA, keep=False))
+            migrate.to_packed(self._db, without_symbols, migrate_symbols.FROM_VERSION)
+            migrate_symbols.to_file_ids(self._db, _SCHEMA, GRAPH_VERSION)
         except IndexDamaged:
             raise
         except Exception:  # noqa: BLE001 - a full disk, a garbled row: rebuilding from the files still works
@@ -264,7 +270,7 @@ class GraphStore:
                 db.executemany("DELETE FROM graph_postings WHERE term=? AND file=?",
                                [(t, file_id) for t in unpack_terms(terms)])
             db.execute("DELETE FROM graph_files WHERE id=?", (file_id,))
-        db.execute("DELETE FROM graph_symbols WHERE path=?", (path,))
+            db.execute("DELETE FROM graph_symbols WHERE file=?", (file_id,))
         db.execute("DELETE FROM graph_edges WHERE path=?", (path,))
 
     def _insert(self, f: FileRows, file_hash: str, names: dict[str, int], terms: list[int] | None,
@@ -276,8 +282,8 @@ class GraphStore:
         file_id = db.execute("INSERT INTO graph_files(path, file_hash, language, lines, terms) VALUES(?,?,?,?,?)",
                              (f.path, file_hash, f.language, f.lines, blob)).lastrowid
         db.executemany(
-            "INSERT INTO graph_symbols(path, name, qualname, kind, line, end_line, signature, doc, parent,"
-            " language) VALUES(?,?,?,?,?,?,?,?,?,?)", f.symbols)
+            "INSERT INTO graph_symbols(file, name, qualname, kind, line, end_line, signature, doc, parent)"
+            " VALUES(?,?,?,?,?,?,?,?,?)", [(file_id,) + symbol_row(s) for s in f.symbols])
         uses, entries = pack(f, names)
         if f.uses or f.imports:
             db.execute("INSERT INTO graph_uses(file, uses, imports) VALUES(?,?,?)", (file_id, uses, f.imports))
@@ -334,7 +340,9 @@ class GraphStore:
 
     def symbols_in(self, path: str) -> list[Symbol]:
         return [_symbol(r) for r in self._rows(
-            _SYMBOL_FROM + " WHERE s.path=? ORDER BY s.line", (path,))]
+            f"SELECT {_SYMBOL_COLUMNS} FROM graph_files f JOIN graph_symbols s ON s.file = f.id"
+            " WHERE f.path=? ORDER BY s.line",
+            (path,))]
 
     def symbols_with_parent(self, parents: Iterable[str]) -> list[Symbol]:
         parents = list(parents)
@@ -349,7 +357,7 @@ class GraphStore:
         sql = _SYMBOL_FROM + f" WHERE s.kind IN ({marks})"
         args: tuple = tuple(kinds)
         if language:
-            sql += " AND s.language=?"
+            sql += " AND f.language=?"
             args += (language,)
         return [_symbol(r) for r in self._rows(sql, args)]
 

@@ -166,7 +166,7 @@ def test_kill_during_a_branch_switch(tmp_path):
 
 GRAPH_BY_NAME = {  # the graph's rows with ids resolved: ids depend on the order files were written in
     "files": "SELECT path, file_hash, lines FROM graph_files",
-    "symbols": "SELECT path, name, qualname, kind, line, end_line FROM graph_symbols",
+    "symbols": "SELECT f.path, s.name, s.qualname, s.kind, s.line, s.end_line FROM graph_symbols s JOIN graph_files f ON f.id = s.file",
     "refs": "SELECT n.name, f.path, r.kind FROM graph_refs r JOIN graph_names n ON n.id = r.name"
             " JOIN graph_files f ON f.id = r.file",
     "postings": "SELECT t.term, f.path FROM graph_postings p JOIN graph_terms t ON t.id = p.term"

@@ -34,7 +34,7 @@ QUERIES = ["chunk a file with tree-sitter", "reconcile the store after a crash",
 
 GRAPH_SQL = {
     "files": "SELECT path, file_hash, language, lines FROM graph_files",
-    "symbols": "SELECT path, name, qualname, kind, line, end_line, signature, doc, parent, language FROM graph_symbols",
+    "symbols": "SELECT f.path, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.parent, f.language FROM graph_symbols s JOIN graph_files f ON f.id = s.file",
     "edges": "SELECT path, line, child, parent, kind, parent_qualifier FROM graph_edges",
     "postings": "SELECT t.term, f.path FROM graph_postings p JOIN graph_terms t ON t.id = p.term"
                 " JOIN graph_files f ON f.id = p.file",

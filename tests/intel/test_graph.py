@@ -161,8 +161,8 @@ def test_queued_updates_are_read_and_a_lost_queue_is_repaired(project):
     index_workspace(ws, dense=False)
     store._queued.clear()  # as if the process died before writing it
     with store._lock:
+        store._db.execute("DELETE FROM graph_symbols WHERE file IN (SELECT id FROM graph_files WHERE path='extra.py')")
         store._db.execute("DELETE FROM graph_files WHERE path='extra.py'")
-        store._db.execute("DELETE FROM graph_symbols WHERE path='extra.py'")
     assert ensure_graph(ws)["updated"] >= 1
     assert [s.path for s in store.symbols_named("lost_fn")] == ["extra.py"]
 

@@ -17,6 +17,7 @@ from probe_core.intel import (
 from probe_core.intel.build import ensure_graph
 from probe_core.intel.extract import extract_file
 from probe_core.intel.packing import REF_KINDS
+from probe_core.intel.store import GRAPH_VERSION
 
 from .conftest import FIXTURES
 
@@ -30,9 +31,17 @@ CREATE TABLE graph_refs_v7 (
 CREATE TABLE graph_imports (path TEXT NOT NULL, line INTEGER NOT NULL, module TEXT NOT NULL, name TEXT, alias TEXT);
 CREATE INDEX graph_imports_path ON graph_imports(path);
 """
+# layouts 7 and 8 (before symbols by file id), frozen here
+V8_SYMBOLS = """
+CREATE TABLE graph_symbols_v8 (
+    id INTEGER PRIMARY KEY, path TEXT NOT NULL, name TEXT NOT NULL, qualname TEXT NOT NULL,
+    kind TEXT NOT NULL, line INTEGER NOT NULL, end_line INTEGER NOT NULL, signature TEXT,
+    doc TEXT, parent TEXT, language TEXT
+);
+"""
 
 
-def _tree(tmp_path):
+def tree(tmp_path):
     """One tree of every fixture language (Python, Go, Rust, TypeScript, Java, C, C#, PHP, Ruby)."""
     root = tmp_path / "all"
     for name in ("pyproj", "goproj", "rustproj", "tsproj", "javaproj", "cproj", "csharpproj", "phpproj", "rubyproj"):
@@ -40,7 +49,7 @@ def _tree(tmp_path):
     return root
 
 
-def _exact(ws: Workspace) -> list[str]:
+def exact(ws: Workspace) -> list[str]:
     """What the word postings answer: the files holding a few words (``retrieval/term_index.py``)."""
     from probe_core.retrieval.term_index import term_index
 
@@ -50,7 +59,7 @@ def _exact(ws: Workspace) -> list[str]:
             for m in term_index(ws).candidates(graph_store(ws), word, case=True, bounded=True)]
 
 
-def _answers(ws: Workspace) -> dict:
+def answers(ws: Workspace) -> dict:
     names = sorted({r[0] for r in graph_store(ws)._rows("SELECT name FROM graph_symbols WHERE kind != 'impl'")})
     assert len(names) > 60
     out = {}
@@ -101,6 +110,25 @@ def test_uses_are_packed_per_file_and_read_back_as_extracted(project):
     assert store.refs_named("no_such_name") == []
 
 
+def to_layout_8(db_path) -> None:
+    """Rewrite the graph's symbols as layouts 7 and 8 stored them: a path and a language per row."""
+    db = sqlite3.connect(db_path)
+    db.executescript(V8_SYMBOLS)
+    from probe_core.intel.migrate_symbols import QUALNAME
+
+    db.execute(f"INSERT INTO graph_symbols_v8 SELECT s.id, f.path, s.name, {QUALNAME}, s.kind, s.line, s.end_line,"
+               " s.signature, s.doc, s.parent, f.language FROM graph_symbols s JOIN graph_files f ON f.id = s.file")
+    db.commit()
+    db.executescript("""
+        DROP TABLE graph_symbols; ALTER TABLE graph_symbols_v8 RENAME TO graph_symbols;
+        CREATE INDEX graph_symbols_name ON graph_symbols(name);
+        CREATE INDEX graph_symbols_path ON graph_symbols(path, line);
+        CREATE INDEX graph_symbols_parent ON graph_symbols(parent);
+        UPDATE graph_meta SET value='8' WHERE key='version';
+    """)
+    db.close()
+
+
 def _to_layout_7(db_path) -> None:
     """Rewrite the graph's uses, imports and word ids as layout 7 stored them (a row per use, per
     import; 4 bytes a word id)."""
@@ -108,6 +136,7 @@ def _to_layout_7(db_path) -> None:
 
     from probe_core.intel.packing import Uses, unpack_imports, unpack_terms
 
+    to_layout_8(db_path)
     db = sqlite3.connect(db_path)
     db.executescript(V7_REFS)
     for file_id, path, uses, imports in db.execute(
@@ -135,10 +164,10 @@ def test_an_index_of_the_older_layout_is_migrated_in_place_and_answers_the_same(
     read or parsed again, the word postings stay, and every question gets the same answer."""
     from probe_core import index_workspace
 
-    root = _tree(tmp_path)
+    root = tree(tmp_path)
     ws = Workspace.open(root)
     index_workspace(ws, dense=False)
-    before = _answers(ws), _exact(ws)
+    before = answers(ws), exact(ws)
     epoch, counts = graph_store(ws).terms_epoch(), graph_store(ws).counts()
     ws.close()
     _to_layout_7(root / ".probe" / "manifest.sqlite")
@@ -146,10 +175,10 @@ def test_an_index_of_the_older_layout_is_migrated_in_place_and_answers_the_same(
     ws = Workspace.open(root)
     try:
         store = graph_store(ws)
-        assert store._rows("SELECT value FROM graph_meta WHERE key='version'")[0][0] == "8"
+        assert store._rows("SELECT value FROM graph_meta WHERE key='version'")[0][0] == GRAPH_VERSION
         assert store.terms_epoch() == epoch and store.counts() == counts  # converted, not dropped
         assert ensure_graph(ws) == {"updated": 0, "removed": 0}  # nothing to graph again
-        assert (_answers(ws), _exact(ws)) == before
+        assert (answers(ws), exact(ws)) == before
         assert any(p.startswith("pyproj/shapes/base.py ") for p in before[1])
         from probe_core.intel.packing import unpack_terms
 
