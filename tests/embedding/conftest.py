@@ -52,7 +52,18 @@ def _handler_for(stub: StubTei) -> type[BaseHTTPRequestHandler]:
         def log_message(self, format: str, *args: object) -> None:  # keep pytest output quiet
             pass
 
+        counted = False  # this request is in ``stub.in_flight``
+
+        def _leave(self) -> None:
+            """Out of ``in_flight`` before the answer is written: once the client has read it, it may
+            send its next request at once, and that one must not be counted beside this one."""
+            if self.counted:
+                with stub.lock:
+                    stub.in_flight -= 1
+                self.counted = False
+
         def _send(self, status: int, body: object) -> None:
+            self._leave()
             data = json.dumps(body).encode()
             self.send_response(status)
             self.send_header("Content-Type", "application/json")
@@ -90,6 +101,7 @@ def _handler_for(stub: StubTei) -> type[BaseHTTPRequestHandler]:
                 stub.auth_headers.append(self.headers.get("Authorization"))
                 stub.in_flight += 1
                 stub.max_in_flight = max(stub.max_in_flight, stub.in_flight)
+                self.counted = True
             try:
                 if n < stub.fail_first:
                     self._send(stub.fail_status, {"error": "model is warming up", "error_type": "Unhealthy"})
@@ -112,8 +124,7 @@ def _handler_for(stub: StubTei) -> type[BaseHTTPRequestHandler]:
                     return
                 self._send(200, [stub_vector(t, stub.dims).tolist() for t in inputs])
             finally:
-                with stub.lock:
-                    stub.in_flight -= 1
+                self._leave()
 
     return Handler
 
