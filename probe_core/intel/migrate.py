@@ -13,6 +13,7 @@ from __future__ import annotations
 import logging
 from array import array
 from collections import defaultdict
+from collections.abc import Callable
 
 from .model import Import
 from .packing import pack_imports, pack_rows, pack_terms
@@ -22,15 +23,32 @@ log = logging.getLogger("probe.intel")
 FROM_VERSION = "7"
 
 
-def to_packed(db, schema: str, version: str) -> bool:
-    """Convert a version-7 graph behind ``db`` (autocommit) to ``version``; False when another
-    connection did it first."""
+def convert_in_place(db, from_version: str, version: str, steps: Callable[[object], None], what: str) -> bool:
+    """Run ``steps`` on the graph behind ``db`` (autocommit) in one transaction that also sets its
+    layout from ``from_version`` to ``version``; False when it is not at ``from_version`` (another
+    connection converted it first). A failure rolls everything back: the graph stays as it was."""
     db.execute("BEGIN IMMEDIATE")
     try:
         found = db.execute("SELECT value FROM graph_meta WHERE key='version'").fetchone()
-        if found is None or found[0] != FROM_VERSION:
+        if found is None or found[0] != from_version:
             db.execute("ROLLBACK")
             return False
+        steps(db)
+        db.execute("UPDATE graph_meta SET value=? WHERE key='version'", (version,))
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+    if db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:  # incremental: give the freed pages back
+        db.executescript("PRAGMA incremental_vacuum;")  # stepped to its end (execute frees one page a step)
+    log.info("symbol graph: %s (layout %s → %s)", what, from_version, version)
+    return True
+
+
+def to_packed(db, schema: str, version: str) -> bool:
+    """Convert a version-7 graph behind ``db`` (autocommit) to ``version``; False when another
+    connection did it first."""
+    def steps(db) -> None:
         db.execute("ALTER TABLE graph_refs RENAME TO graph_refs_v7")
         for statement in schema.split(";"):
             if statement.strip():
@@ -41,15 +59,7 @@ def to_packed(db, schema: str, version: str) -> bool:
             for file_id, terms in db.execute("SELECT id, terms FROM graph_files WHERE terms IS NOT NULL").fetchall()])
         for table in ("graph_refs_v7", "graph_imports"):
             db.execute(f"DROP TABLE {table}")
-        db.execute("UPDATE graph_meta SET value=? WHERE key='version'", (version,))
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-    if db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:  # incremental: give the freed pages back
-        db.executescript("PRAGMA incremental_vacuum;")  # stepped to its end (execute frees one page a step)
-    log.info("symbol graph: uses packed per file (layout %s → %s)", FROM_VERSION, version)
-    return True
+    return convert_in_place(db, FROM_VERSION, version, steps, "uses packed per file")
 
 
 def _pack(db) -> None:

@@ -10,9 +10,7 @@ file's rows are written and deleted together) is dropped with the copy.
 """
 from __future__ import annotations
 
-import logging
-
-log = logging.getLogger("probe.intel")
+from .migrate import convert_in_place
 
 FROM_VERSION = "8"
 _DERIVED = "CASE WHEN s.parent IS NULL THEN s.name ELSE s.parent || '.' || s.name END"
@@ -36,12 +34,7 @@ def symbol_statements(schema: str, *, keep: bool) -> list[str]:
 def to_file_ids(db, schema: str, version: str) -> bool:
     """Convert a version-8 graph behind ``db`` (autocommit) to ``version``; False when another
     connection did it first."""
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        found = db.execute("SELECT value FROM graph_meta WHERE key='version'").fetchone()
-        if found is None or found[0] != FROM_VERSION:
-            db.execute("ROLLBACK")
-            return False
+    def steps(db) -> None:
         db.execute("ALTER TABLE graph_symbols RENAME TO graph_symbols_v8")
         for index in ("graph_symbols_name", "graph_symbols_path", "graph_symbols_parent"):
             db.execute(f"DROP INDEX IF EXISTS {index}")
@@ -52,12 +45,4 @@ def to_file_ids(db, schema: str, version: str) -> bool:
             f" SELECT s.id, f.id, s.name, {_STORED}, s.kind, s.line, s.end_line, s.signature, s.doc, s.parent"
             " FROM graph_symbols_v8 s JOIN graph_files f ON f.path = s.path ORDER BY s.id")
         db.execute("DROP TABLE graph_symbols_v8")
-        db.execute("UPDATE graph_meta SET value=? WHERE key='version'", (version,))
-    except BaseException:
-        db.execute("ROLLBACK")
-        raise
-    db.execute("COMMIT")
-    if db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:  # incremental: give the freed pages back
-        db.executescript("PRAGMA incremental_vacuum;")
-    log.info("symbol graph: symbols by file id (layout %s → %s)", FROM_VERSION, version)
-    return True
+    return convert_in_place(db, FROM_VERSION, version, steps, "symbols by file id")

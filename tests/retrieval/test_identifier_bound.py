@@ -8,7 +8,6 @@ import pytest
 from probe_core import Workspace, index_workspace
 from probe_core.retrieval import literals
 from probe_core.retrieval.query_intent import parse_query
-from probe_core.retrieval.term_index import TermIndex
 
 USERS = literals.MAX_IDENTIFIER_FILES + 5
 
@@ -27,17 +26,6 @@ def ws(tmp_path_factory):
     yield w
     w.close()
 
-
-@pytest.fixture
-def reads(monkeypatch):
-    seen: list[str] = []
-    real = TermIndex.text
-
-    def spy(self, ws, path, *args):
-        seen.append(path)
-        return real(self, ws, path, *args)
-    monkeypatch.setattr(TermIndex, "text", spy)
-    return seen
 
 
 def _identifier_list(ws, name: str) -> list[str]:

@@ -8,7 +8,6 @@ import pytest
 from probe_core import Workspace, index_workspace
 from probe_core.retrieval import literals
 from probe_core.retrieval.query_intent import parse_query
-from probe_core.retrieval.term_index import TermIndex
 
 COMMON = 30  # files holding both words, apart
 
@@ -24,17 +23,6 @@ def ws(tmp_path_factory):
     yield w
     w.close()
 
-
-@pytest.fixture
-def reads(monkeypatch):
-    seen: list[str] = []
-    real = TermIndex.text
-
-    def spy(self, ws, path, *args):
-        seen.append(path)
-        return real(self, ws, path, *args)
-    monkeypatch.setattr(TermIndex, "text", spy)
-    return seen
 
 
 def literal_list(ws) -> list[str]:
