@@ -88,17 +88,33 @@ def bench_hostile(args, work: Path) -> dict:
 
 
 def inotify_watches() -> int:
-    """The inotify watches this process holds now (every inotify descriptor's ``wd`` lines)."""
-    total = 0
+    """The inotify watches this process holds now: the sum of a snapshot of every inotify
+    descriptor's ``wd`` lines that reads the same twice in a row.
+
+    One pass over ``/proc/self/fd`` is not a snapshot: a watch replaced meanwhile (the old
+    descriptor read before it closed, the new one, at a number listed earlier, after it filled)
+    is counted twice, which once showed 1,308 watches under a kernel limit of 1,000. Two equal
+    passes mean every descriptor was open with those watches at once."""
+    last = _watches_by_fd()
+    while True:
+        now = _watches_by_fd()
+        if now == last:
+            return sum(now.values())
+        last = now
+
+
+def _watches_by_fd() -> dict[str, int]:
+    """Each inotify descriptor's watch count (``wd`` lines in its fdinfo), read one by one."""
+    counts = {}
     for fd in os.listdir("/proc/self/fd"):
         try:
             if os.readlink(f"/proc/self/fd/{fd}") != "anon_inode:inotify":
                 continue
             with open(f"/proc/self/fdinfo/{fd}") as info:
-                total += sum(1 for line in info if line.startswith("inotify wd:"))
+                counts[fd] = sum(1 for line in info if line.startswith("inotify wd:"))
         except OSError:
             continue  # closed meanwhile
-    return total
+    return counts
 
 
 class WatchPeak:
