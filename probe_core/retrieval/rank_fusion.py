@@ -80,6 +80,16 @@ def fuse(hits: list[StoreHit], extra: dict[str, tuple[list[str], float]], rankin
     return sorted(by_id.values(), key=tie_order)
 
 
+def lead_with(hits: list[StoreHit], ids: list[str]) -> list[StoreHit]:
+    """``hits`` with those in ``ids`` first, each group in its own order: the definitions a query
+    names exactly (``parse_cookie``: its callers share its words and often outrank it in every list,
+    the identifier list aside) lead, and the ranking decides the rest."""
+    if not ids:
+        return hits
+    wanted = set(ids)
+    return [h for h in hits if h.id in wanted] + [h for h in hits if h.id not in wanted]
+
+
 _ABSENT = 1 << 30
 
 
