@@ -7,10 +7,10 @@ and scored with the official scorer's metric functions. 0 % is the lexical-only 
 that every level scores at least that, and that the score rises with coverage.
 
   uv run python bench/bench_partial_fill.py --corpus-root /tmp/probe-dev-copy \\
-      [--variant stand-in --variant none ...] [--order fill|arrival] [--json out.json]
+      [--variant stand-in-best --variant stand-in ...] [--order fill|arrival] [--json out.json]
 
 Variants are ways of fusing a partly filled dense list (the ablations of ``docs/benchmarks.md``,
-"Answers while dense vectors fill"); ``stand-in`` is what Probe does. Embeddings are cached by text
+"Answers while dense vectors fill"); ``stand-in-best`` is what Probe does. Embeddings are cached by text
 under ``--work`` (``vectors.npz``), so a second run, another variant or another fill order costs no
 embedding.
 """
@@ -81,24 +81,36 @@ def _best_lexical(h):
     return min([r for r in (h.bm25_rank, *h.extra_ranks.values()) if r] or [0]) or None
 
 
+def _scaled(h, c):
+    return math.ceil(h.dense_rank / c) if h.dense_rank else None
+
+
+# each: (hit, has a vector, coverage, ranking, the hit's mean lexical term) → its dense term
 DENSE_TERMS = {
-    # what Probe did before: the dense list's ranks at full weight, whatever the coverage
-    "none": lambda h, emb, c, r: _term(h.dense_rank, r.dense_weight, r.rrf_k),
+    # what Probe did before issue 18: the dense list's ranks at full weight, whatever the coverage
+    "none": lambda h, emb, c, r, m: _term(h.dense_rank, r.dense_weight, r.rrf_k),
     # the dense list's weight scaled by coverage
-    "weight": lambda h, emb, c, r: _term(h.dense_rank, r.dense_weight * c, r.rrf_k),
+    "weight": lambda h, emb, c, r, m: _term(h.dense_rank, r.dense_weight * c, r.rrf_k),
     # a dense rank among the embedded chunks read as the rank it would have among all (rank / coverage)
-    "rank-scale": lambda h, emb, c, r: _term(math.ceil(h.dense_rank / c) if h.dense_rank else None,
-                                            r.dense_weight, r.rrf_k),
-    # per candidate: no vector → its BM25 rank stands in (Probe's choice)
-    "stand-in": lambda h, emb, c, r: _term(h.dense_rank if emb else h.bm25_rank, r.dense_weight, r.rrf_k),
-    # per candidate: no vector → its best lexical rank (BM25, literal, identifier) stands in
-    "stand-in-best": lambda h, emb, c, r: _term(h.dense_rank if emb else _best_lexical(h), r.dense_weight, r.rrf_k),
+    "rank-scale": lambda h, emb, c, r, m: _term(_scaled(h, c), r.dense_weight, r.rrf_k),
+    # per candidate: no vector → the mean of its lexical terms (BM25, literal, identifier) stands in,
+    # which keeps the lexical order among those
+    "stand-in-mean": lambda h, emb, c, r, m: _term(h.dense_rank, r.dense_weight, r.rrf_k) if emb else r.dense_weight * m,
+    # ...and an embedded candidate's dense rank read as rank / coverage
+    "stand-in-mean+rank-scale": lambda h, emb, c, r, m: (_term(_scaled(h, c), r.dense_weight, r.rrf_k) if emb
+                                                         else r.dense_weight * m),
+    # per candidate: no vector → the larger of its BM25 term and its mean lexical term stands in
+    "stand-in-max": lambda h, emb, c, r, m: (_term(h.dense_rank, r.dense_weight, r.rrf_k) if emb
+                                             else r.dense_weight * max(m, _term(h.bm25_rank, 1.0, r.rrf_k))),
+    # per candidate: no vector → its BM25 rank stands in (Probe's choice until the monorepo's `sympify`)
+    "stand-in": lambda h, emb, c, r, m: _term(h.dense_rank if emb else h.bm25_rank, r.dense_weight, r.rrf_k),
+    # per candidate: no vector → its best lexical rank (BM25, literal, identifier) stands in (Probe's choice)
+    "stand-in-best": lambda h, emb, c, r, m: _term(h.dense_rank if emb else _best_lexical(h), r.dense_weight, r.rrf_k),
     # per candidate, and an embedded candidate's dense rank read as rank / coverage
-    "stand-in+rank-scale": lambda h, emb, c, r: _term((math.ceil(h.dense_rank / c) if h.dense_rank else None) if emb
-                                                      else h.bm25_rank, r.dense_weight, r.rrf_k),
+    "stand-in+rank-scale": lambda h, emb, c, r, m: _term(_scaled(h, c) if emb else h.bm25_rank, r.dense_weight, r.rrf_k),
     # per candidate, and the dense ranks weighted by coverage
-    "stand-in+weight": lambda h, emb, c, r: (_term(h.dense_rank, r.dense_weight * c, r.rrf_k) if emb
-                                             else _term(h.bm25_rank, r.dense_weight * c, r.rrf_k)),
+    "stand-in+weight": lambda h, emb, c, r, m: (_term(h.dense_rank, r.dense_weight * c, r.rrf_k) if emb
+                                                else _term(h.bm25_rank, r.dense_weight * c, r.rrf_k)),
 }
 RESTRICTED = {"among-lexical": "none", "among-lexical+stand-in": "stand-in"}  # + the dense term they use
 VARIANTS = (*DENSE_TERMS, *RESTRICTED)
@@ -244,7 +256,7 @@ def main() -> int:
     args = ap.parse_args()
 
     scorer = load_scorer(args.scorer)
-    variants = args.variant or ["stand-in"]
+    variants = args.variant or ["stand-in-best"]
     levels = [int(x) for x in args.levels.split(",")]
     queries = [json.loads(line) for line in args.queries.read_text().splitlines() if line.strip()]
     queries = [q for q in queries if q["kind"] == "search"]

@@ -1,12 +1,13 @@
 """A monorepo's answers at a frozen partial dense coverage, against its lexical-only answers.
 
-  uv run python bench/bench_scale_partial.py --lexical /tmp/mono-lex --partial /tmp/mono-fill [--json out.json]
+  uv run python bench/bench_scale_partial.py [--lexical /tmp/mono-lex] --partial /tmp/mono-fill [--json out.json]
 
-``--lexical``: a copy of a ``bench_scale.py`` tree indexed lexically (0 % coverage); ``--partial``:
+``--lexical``: a copy of a ``bench_scale.py`` tree indexed lexically (0 % coverage; without it, the
+partial index answers with its dense list left out, which is the same ranking); ``--partial``:
 another copy of the same tree whose dense fill ran for a while and was stopped (e.g. by
-``bench_fill_yield.py --indexed``). The scale trees have no relevance judgements, so this reports
+``bench_fill_yield.py --indexed``). Searches run in process, so nothing fills the index further. The scale trees have no relevance judgements, so this reports
 what a reader checks by eye: each query's top results at 0 %, at the partial coverage with Probe's
-fusion (``stand-in``), and with the dense list at full weight as before issue 18 (``none``), the
+fusion (``stand-in-best``), with the BM25 stand-in it replaced (``stand-in``), and with the dense list at full weight as before issue 18 (``none``), the
 number of files each top 10 shares with the lexical top 10. The issue's example: at 0.1 % coverage ``dsolve`` returned
 ``.ci/durations.json`` and ``.mailmap`` first; here a first hit outside source for a code query
 is what to look for.
@@ -30,7 +31,11 @@ QUERIES = ["dsolve", "solve a differential equation", "sympify", "parse a time d
            "sort a slice with a less function"]
 
 
+VARIANTS = ("stand-in-best", "stand-in", "none")
+
+
 def answers(tree: Path, variant: str) -> tuple[dict[str, list[str]], float]:
+    """Each query's top 10 (``path:line``) under ``variant`` ("lexical": no dense list)."""
     from bench_partial_fill import variant as fusion
     from probe_core import Workspace
     from probe_core.retrieval import search as S
@@ -38,24 +43,30 @@ def answers(tree: Path, variant: str) -> tuple[dict[str, list[str]], float]:
     ws = Workspace.open(tree)
     counts = ws.manifest.counts()
     out = {}
-    with fusion(ws, variant):
-        for q in QUERIES:
-            S._cache._data.clear()  # the variants change no cache key
-            out[q] = [f"{r.path}:{r.start_line}" for r in S.search(ws, q, top_k=10).results]
-    ws.close()
+    saved = S.query_vector
+    if variant == "lexical":
+        S.query_vector = lambda *args, **kw: (None, None)
+    try:
+        with fusion(ws, "stand-in-best" if variant == "lexical" else variant):
+            for q in QUERIES:
+                S._cache._data.clear()  # the variants change no cache key
+                out[q] = [f"{r.path}:{r.start_line}" for r in S.search(ws, q, top_k=10).results]
+    finally:
+        S.query_vector = saved
+        ws.close()
     return out, counts["chunks_dense"] / counts["chunks"]
 
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--lexical", type=Path, required=True)
+    ap.add_argument("--lexical", type=Path)
     ap.add_argument("--partial", type=Path, required=True)
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     os.environ.setdefault("PROBE_EMBEDDER", "minilm")
-    lexical, _ = answers(args.lexical, "stand-in")
+    lexical, _ = answers(args.lexical, "stand-in-best") if args.lexical else answers(args.partial, "lexical")
     rows, coverage = {}, 0.0
-    for name in ("stand-in", "none"):
+    for name in VARIANTS:
         got, coverage = answers(args.partial, name)
         rows[name] = got
     out = {"coverage": round(coverage, 4), "queries": {}}
@@ -65,6 +76,9 @@ def main() -> int:
             "lexical_top5": lexical[q][:5],
             **{f"{name}_top5": rows[name][q][:5] for name in rows},
             **{f"{name}_overlap10": len(lex10 & {a.split(":")[0] for a in rows[name][q]}) for name in rows},
+            # where the lexical answer's first hit went
+            **{f"{name}_lexical_first_at": (rows[name][q].index(lexical[q][0]) + 1 if lexical[q] and lexical[q][0]
+                                            in rows[name][q] else None) for name in rows},
         }
     return emit(out, args.json)
 

@@ -117,10 +117,12 @@ class IndexedText:
 @dataclass(slots=True)
 class ExactLists:
     """Two ranked lists of point ids: chunks holding a quoted literal, chunks defining or using an
-    identifier of the query."""
+    identifier of the query; and the definitions that lead the answer."""
 
     literal: list[str] = field(default_factory=list)
     identifier: list[str] = field(default_factory=list)
+    # the chunks of the definitions the query names, when it is one such name (``names_definition``)
+    definitions: list[str] = field(default_factory=list)
 
 
 def _idf(files_total: int, files_with: int) -> float:
@@ -236,21 +238,31 @@ def _split_qualified(name: str) -> tuple[str | None, str]:
 
 
 def with_named_definition(ws: Workspace, query: str, intent: QueryIntent) -> QueryIntent:
-    """``intent``, with the query's one word as its identifier when the query is one plain word
-    that names 1 to ``MAX_NAMED_DEFINITIONS`` definitions (``sympify``, ``dsolve``): asked alone, a
-    definition's name asks for that code, and the identifier list puts it first. A plain word is
-    otherwise left to BM25 and the embedder (it is prose as often as a name), and so is a word that
-    names many definitions (``get``, ``render``: no one of them is meant)."""
+    """``intent``, marked ``names_definition`` when the whole query is one name (``sympify``,
+    ``parse_cookie``, ``MultiDict.getlist``) that 1 to ``MAX_NAMED_DEFINITIONS`` definitions have:
+    asked alone, a definition's name asks for that code, and those definitions lead the answer
+    (``ExactLists.definitions``). A plain word also becomes the identifier it names: it is otherwise
+    left to BM25 and the embedder (it is prose as often as a name). A name that many definitions
+    have (``get``, ``render``: no one of them is meant) is left as it was."""
     word = query.strip()
-    if intent.identifiers or intent.literals or not _ONE_WORD.fullmatch(word):
+    if intent.literals or not (_ONE_WORD.fullmatch(word) or intent.identifiers == (word.removesuffix("()"),)):
         return intent
-    from ..intel.build import graph_store
-
-    symbols = graph_store(ws).symbols_named(word, limit=_NAMED_READ)
+    name = word.removesuffix("()")
+    symbols = _named_symbols(ws, name, limit=_NAMED_READ)
     found = [s for s in symbols if s.kind in DEFINITION_KINDS]
     if len(symbols) == _NAMED_READ or not 1 <= len(found) <= MAX_NAMED_DEFINITIONS:
         return intent
-    return dataclasses.replace(intent, identifiers=(word,), asks_mechanism=False)
+    return dataclasses.replace(intent, identifiers=(name,), asks_mechanism=False, names_definition=True)
+
+
+def _named_symbols(ws: Workspace, name: str, limit: int | None = None) -> list:
+    """The symbols ``name`` names exactly: ``Type.method`` (or ``Type::method``) the members of that
+    type (of the first ``limit`` symbols with the member's name)."""
+    from ..intel.build import graph_store
+
+    qualifier, last = _split_qualified(name)
+    found = graph_store(ws).symbols_named(last, limit=limit)
+    return [s for s in found if qualifier is None or (s.owner or "").split("::")[-1] == qualifier]
 
 
 def exact_lists(ws: Workspace, intent: QueryIntent, allowed: Callable[[str, str | None, str | None], bool],
@@ -308,6 +320,10 @@ def _lists(ws: Workspace, files: _Files, intent: QueryIntent, prior: Callable[[s
             scores[row.point_id] = scores.get(row.point_id, 0.0) + DEFINITION_BONUS * weight * chunks.prior(row.path)
             spans[row.point_id] = row.end_line - row.start_line
         _credit(scores, spans, chunks, found or {}, weight)
+        if intent.names_definition:
+            named = {(s.path, s.line) for s in _named_symbols(ws, name) if s.kind in DEFINITION_KINDS}
+            out.definitions = list(dict.fromkeys(row.point_id for path, line in named if files.indexed(path) is not None
+                                                 and (row := chunks.at(path, line)) is not None))
     out.identifier = _ranked(scores, spans)
     return out
 
@@ -333,11 +349,10 @@ def _definitions(ws: Workspace, name: str) -> list[tuple[str, int]]:
     object), the qualifier's own definition, which holds it."""
     from ..intel.build import graph_store
 
-    graph = graph_store(ws)
-    qualifier, last = _split_qualified(name)
-    found = [s for s in graph.symbols_named(last) if qualifier is None or (s.owner or "").split("::")[-1] == qualifier]
+    qualifier, _ = _split_qualified(name)
+    found = _named_symbols(ws, name)
     if not found and qualifier is not None:
-        found = graph.symbols_named(qualifier)
+        found = graph_store(ws).symbols_named(qualifier)
     return [(s.path, s.line) for s in found]
 
 

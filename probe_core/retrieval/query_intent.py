@@ -51,6 +51,9 @@ class QueryIntent:
     # a question about how the code works, in words only (no identifier, no literal, not a how-to):
     # answered by a cluster of code more often than by one function (graph_evidence.py)
     asks_mechanism: bool = False
+    # the query is the name of 1 to 3 definitions and nothing else (``parse_cookie``, ``sympify``):
+    # those definitions lead the answer (``literals.with_named_definition``)
+    names_definition: bool = False
 
 
 def is_identifier(word: str) -> bool:

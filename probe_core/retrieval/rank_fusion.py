@@ -9,8 +9,15 @@ A candidate that only an extra list found gets its payload from the manifest.
 While dense vectors are still filling, the dense list can only rank the chunks that have one, and
 giving its top ranks the full weight let whichever chunks were embedded first outrank the lexical
 winners (``docs/benchmarks.md``, "Answers while dense vectors fill"). So the dense term is
-per candidate: a candidate without a vector is not penalised for it, it takes its BM25 rank as its
-stand-in dense rank (``dense_term``); at full coverage nothing changes.
+per candidate (``dense_term``): an embedded candidate keeps its own dense rank; a candidate without
+a vector is not penalised for it: the best rank a lexical list gave it (BM25, literal, identifier)
+stands in, as if the dense list agreed with the lexical evidence that found it. At full coverage
+nothing changes. The stand-in was the BM25 rank alone until a monorepo showed its flaw: it counted
+BM25 twice against the identifier and literal lists, so ``sympify``'s definition (identifier rank
+1, BM25 rank 69) fell behind BM25's winners at 4.9 % coverage. Reading an embedded candidate's rank
+among the few embedded chunks as rank / coverage (its expected rank among all) was measured and
+not kept: the fill embeds source first, so the sample is not uniform and the projection only costs
+(``docs/benchmarks.md``, "Partial dense coverage, round 2").
 """
 from __future__ import annotations
 
@@ -25,12 +32,20 @@ def rrf_term(rank: int | None, weight: float, k: int) -> float:
     return weight / (k + rank - 1) if rank else 0.0
 
 
-def dense_term(h: StoreHit, embedded: bool, coverage: float, ranking: RankingSettings) -> float:
+def dense_term(h: StoreHit, embedded: bool, coverage: float, ranking: RankingSettings,
+               lexical_mean: float) -> float:
     """The dense list's contribution to ``h`` while vectors fill: its own rank when it has a vector
-    (``embedded``), else its BM25 rank stands in (the dense list cannot see it yet, so it neither
-    helps nor hurts). ``coverage`` is not used by this rule; the variants it was measured against
+    (``embedded``), else its best lexical rank stands in (``best_lexical_rank``: the dense list
+    cannot see it yet, so it neither helps nor hurts, and no lexical list counts twice).
+    ``coverage`` and ``lexical_mean`` (the candidate's lexical terms over the weight of the lists
+    that ranked anything) are not used by this rule; the variants it was measured against
     (``bench/bench_partial_fill.py``) take the same arguments."""
-    return rrf_term(h.dense_rank if embedded else h.bm25_rank, ranking.dense_weight, ranking.rrf_k)
+    return rrf_term(h.dense_rank if embedded else best_lexical_rank(h), ranking.dense_weight, ranking.rrf_k)
+
+
+def best_lexical_rank(h: StoreHit) -> int | None:
+    """The best rank a lexical list (BM25, or a list search adds) gave ``h``; None: none has it."""
+    return min([r for r in (h.bm25_rank, *h.extra_ranks.values()) if r], default=None)
 
 
 def fuse(hits: list[StoreHit], extra: dict[str, tuple[list[str], float]], ranking: RankingSettings,
@@ -53,13 +68,26 @@ def fuse(hits: list[StoreHit], extra: dict[str, tuple[list[str], float]], rankin
                 by_id[pid].extra_ranks[name] = rank
     k = ranking.rrf_k
     weights = {name: weight for name, (_, weight) in extra.items()}
+    # the lexical lists that ranked anything for this query, by weight (a measured variant's mean)
+    lexical_weight = ranking.sparse_weight + sum(weight for ids, weight in extra.values() if ids) or 1.0
     lacking = without_vector(list(by_id)) if coverage < 1.0 else set()
     for h in by_id.values():
-        dense = (dense_term(h, h.id not in lacking, coverage, ranking) if coverage < 1.0
-                 else rrf_term(h.dense_rank, ranking.dense_weight, k))
-        h.score = (dense + rrf_term(h.bm25_rank, ranking.sparse_weight, k)
-                   + sum(rrf_term(rank, weights[name], k) for name, rank in h.extra_ranks.items()))
+        bm25 = rrf_term(h.bm25_rank, ranking.sparse_weight, k)
+        extras = sum(rrf_term(rank, weights[name], k) for name, rank in h.extra_ranks.items())
+        dense = (dense_term(h, h.id not in lacking, coverage, ranking, (bm25 + extras) / lexical_weight)
+                 if coverage < 1.0 else rrf_term(h.dense_rank, ranking.dense_weight, k))
+        h.score = dense + bm25 + extras  # summed in this order since before the stand-in: ties stay ties
     return sorted(by_id.values(), key=tie_order)
+
+
+def lead_with(hits: list[StoreHit], ids: list[str]) -> list[StoreHit]:
+    """``hits`` with those in ``ids`` first, each group in its own order: the definitions a query
+    names exactly (``parse_cookie``: its callers share its words and often outrank it in every list,
+    the identifier list aside) lead, and the ranking decides the rest."""
+    if not ids:
+        return hits
+    wanted = set(ids)
+    return [h for h in hits if h.id in wanted] + [h for h in hits if h.id not in wanted]
 
 
 _ABSENT = 1 << 30

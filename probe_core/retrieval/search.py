@@ -21,10 +21,10 @@ from .coverage import DENSE_NEARLY_DONE, coverage_note, index_health, query_vect
 from .expansion import query_expansion, with_bridged_words
 from .graph_evidence import graph_list, join_neighbours
 from .index_state import index_state
-from .literals import exact_lists, with_named_definition
+from .literals import ExactLists, exact_lists, with_named_definition
 from .priors import apply_priors, kind_prior
 from .query_intent import QueryIntent, parse_query
-from .rank_fusion import fuse
+from .rank_fusion import fuse, lead_with
 from .ranges import Range, cap_per_file, drop_overlaps, expand_tiny, join_following, lift_file_mates, merge_hits
 from .ranking import DEFAULT_RANKING, RankingSettings
 from .filter_values import clean_filter_value
@@ -235,6 +235,7 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
     lists: dict[str, tuple[list[str], float]] = {}
     live_tree = _exact_lists_apply(ws, flt)  # the extra lists read the live (last indexed) versions
     allowed = _allowed(flt, paths)
+    exact = ExactLists()
     if hits and live_tree:
         exact = exact_lists(ws, with_named_definition(ws, query, intent), allowed, lambda path, kind: kind_prior(
             {"file_path": path, "chunk_kind": kind}, intent, flt.chunk_kinds, ranking))
@@ -242,7 +243,7 @@ def _rank(ws: Workspace, query: str, top_k: int, mode: str, instruction: str | N
                  "identifier": (exact.identifier, ranking.identifier_weight)}
     hits = fuse(hits, lists, ranking, ws.manifest.chunk_payloads,  # dense counts for what it can see
                 coverage=coverage if dense_vec is not None else 1.0, without_vector=ws.manifest.without_dense)
-    hits = apply_priors(hits, intent, flt.chunk_kinds, ranking)
+    hits = lead_with(apply_priors(hits, intent, flt.chunk_kinds, ranking), exact.definitions)
     # only the head is merged into ranges: a long tail of weak hits would stretch the top ranges
     pool = max(MERGE_POOL, top_k * 3)
     ranges = merge_hits(hits[:pool])

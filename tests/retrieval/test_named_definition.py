@@ -1,7 +1,8 @@
-"""A query of one plain word that names a definition asks for that code (``sympify`` on the monorepo
-returned its callers, the definition at rank 10): the word joins the identifiers and the identifier
-list puts its definition first. A word that names many definitions, or only variables, stays prose
-(real index, real tree-sitter graph, lexical search)."""
+"""A query that is one name of a definition asks for that code (``sympify`` on the monorepo
+returned its callers, the definition at rank 10; ``dump_cookie`` on werkzeug a caller, then the
+definition): a plain word joins the identifiers, and the definitions of the name lead the answer. A
+word that names many definitions, or only variables, is left as it was (real index, real
+tree-sitter graph, lexical search)."""
 from __future__ import annotations
 
 import pytest
@@ -19,6 +20,13 @@ TREE = {
     "pkg/render.py": "".join(f"class R{i}:\n    def render(self):\n        return {i}\n\n\n"
                              for i in range(MAX_NAMED_DEFINITIONS + 1)),
     "pkg/settings.py": "cache = {}\n",
+    "pkg/pages.py": "".join(f"class P{i}:\n    def render_page(self):\n        return {i}\n\n\n"
+                            for i in range(MAX_NAMED_DEFINITIONS + 1)),
+    "pkg/http.py": f'def dump_cookie(key, value="", max_age=None):\n    """\n{DOC}\n    """\n    return key + value\n',
+    # its callers name it more often, in fewer words: BM25 ranks them first
+    **{f"pkg/response_{i}.py": "from pkg.http import dump_cookie\n\n\n"
+       f"def set_cookie_{i}(headers, key, value):\n    headers.add(dump_cookie(key, value))\n"
+       "    headers.add(dump_cookie(key + '_sig', value))\n    return dump_cookie\n" for i in range(3)},
 }
 
 
@@ -39,7 +47,16 @@ def test_a_one_word_query_naming_a_definition_answers_with_it_first(ws):
     assert (top.path, top.start_line) == ("pkg/core/convert.py", 1)
 
 
-@pytest.mark.parametrize("query", ["render", "cache", "sympify the input", "undefined_word"])
+def test_a_snake_case_name_answers_with_its_definition_first(ws):
+    resp = search(ws, "dump_cookie", top_k=5)
+    top = resp.results[0]
+    assert (top.path, top.start_line) == ("pkg/http.py", 1), [(r.path, r.signals) for r in resp.results]
+    assert resp.results[1].path.startswith("pkg/response_")  # the ranking decides the rest
+    assert with_named_definition(ws, "dump_cookie()", parse_query("dump_cookie()")).names_definition
+
+
+@pytest.mark.parametrize("query", ["render", "cache", "sympify the input", "undefined_word", "render_page",
+                                   "where is dump_cookie"])
 def test_other_words_are_left_as_they_were(ws, query):
     intent = parse_query(query)
     assert with_named_definition(ws, query, intent) == intent
