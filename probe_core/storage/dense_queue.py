@@ -32,7 +32,8 @@ class DenseQueue:
         chunk whose lines are read again from its file (``FROM_FILE``, ``queued_spans``)."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT point_id, path, text FROM pending_dense ORDER BY fill_order, rowid LIMIT ?", (limit,)).fetchall()
+                "SELECT p.point_id, c.path, p.text FROM pending_dense p JOIN chunks c ON c.point_id = p.point_id"
+                " ORDER BY p.fill_order, p.rowid LIMIT ?", (limit,)).fetchall()
         return [(pid, path, unpack(text)) for pid, path, text in rows]
 
     def queued_spans(self, point_ids: list[str]) -> dict[str, tuple[str, int, int, str | None, str | None, str]]:
@@ -56,8 +57,9 @@ class DenseQueue:
         """(path, chunk_kind, mtime_ns) of the files with queued chunks that have no fill order yet."""
         with self._lock:
             return self._db.execute(
-                "SELECT DISTINCT p.path, f.chunk_kind, COALESCE(f.mtime_ns, 0) FROM pending_dense p"
-                " LEFT JOIN files f ON f.path = p.path WHERE p.fill_order = -1").fetchall()
+                "SELECT DISTINCT c.path, f.chunk_kind, COALESCE(f.mtime_ns, 0) FROM pending_dense p"
+                " JOIN chunks c ON c.point_id = p.point_id LEFT JOIN files f ON f.path = c.path"
+                " WHERE p.fill_order = -1").fetchall()
 
     def set_fill_order(self, orders: list[tuple[int, str]]) -> None:
         """Give the unranked queued chunks of each path its fill order: ``[(fill_order, path)]``."""

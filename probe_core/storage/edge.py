@@ -4,9 +4,11 @@ A shard has exactly one owning process (its WAL is locked; the lock is released 
 the process that opens it owns the workspace. Threads inside that process share it freely.
 
 Compact on disk (issue 18, ``docs/benchmarks.md`` "A compact index"): a new shard stores its dense
-vectors as float16, half of float32's size (sparse storage has no such option: measured, no change).
-An appendable segment reserves a dense slot for every point, embedded or not, so this halves the
-largest file of even a lexical-only index; the dev set's scores do not move. Payload keys are stored
+vectors as Qdrant's ``Turbo8`` (8 bits a dimension plus a norm: a quarter of float32, half of the
+float16 that shards made before round 4 use; sparse storage has no such option: measured, no change).
+An appendable segment reserves a dense slot for every point, embedded or not, so this shrinks the
+largest file of even a lexical-only index; the dev set's scores do not move (measured on real
+vectors, "A compact index, round 4"). Payload keys are stored
 short and without the fields that are the same on every point (``edge_payload.py``), and only the
 fields a query filters on get a keyword index (a shard holds one workspace: ``workspace_id``,
 ``repo_id`` and ``project_id`` never select anything, nor is ``symbol`` filtered on). Shards
@@ -42,7 +44,9 @@ EXACT = qe.SearchParams(exact=True)
 # keyword indexes of a new shard: the protocol's fields that ``_filter`` selects on in a one-workspace shard
 EDGE_KEYWORD_FIELDS = tuple(f for f in KEYWORD_FIELDS if f not in ("workspace_id", "repo_id", "project_id", "symbol"))
 MATCH_ALL = qe.Filter(must=[])  # a write's filter that selected only this shard's workspace
-VECTOR_DATATYPE = qe.VectorStorageDatatype.Float16
+# a new shard's dense storage; a shard keeps the datatype it was made with (``load`` reads its own
+# config), so float32 and float16 shards of earlier versions work as before
+VECTOR_DATATYPE = qe.VectorStorageDatatype.Turbo8
 
 
 def _filter(flt: StoreFilter | None, keys: PayloadKeys, *, with_dense: bool = False) -> qe.Filter | None:

@@ -437,15 +437,15 @@ def _put_files(db: sqlite3.Connection, files: list[NewFile], now: float, *, dens
           c.symbol_kind, c.parent_symbol, int(c.is_fragment), int(dense_done or c.point_id in embedded),
           f.row.file_hash) for f in files for c in f.chunks])
     if not dense_done:
-        db.executemany("INSERT OR REPLACE INTO pending_dense(point_id, path, text, fill_order) VALUES(?,?,?,?)",
-                       [(c.point_id, c.path, t, f.fill_order) for f in files for c, t in zip(f.chunks, f.packed)
+        db.executemany("INSERT OR REPLACE INTO pending_dense(point_id, text, fill_order) VALUES(?,?,?)",
+                       [(c.point_id, t, f.fill_order) for f in files for c, t in zip(f.chunks, f.packed)
                         if c.point_id not in embedded])
 
 
 def _requeue(db: sqlite3.Connection, path: str, which: str, *args) -> None:
     """Queue (text read from the file: ``FROM_FILE``) the chunks of ``path`` matching ``which`` that
     have no dense vector and are not queued: the fill drops a chunk whose lines are not on disk."""
-    db.execute("INSERT OR IGNORE INTO pending_dense(point_id, path, text) SELECT point_id, path, ? FROM chunks"
+    db.execute("INSERT OR IGNORE INTO pending_dense(point_id, text) SELECT point_id, ? FROM chunks"
                f" WHERE path=? AND {which} AND has_dense=0", (FROM_FILE, path, *args))
 
 

@@ -6,7 +6,7 @@ the index needs (a manifest that cannot be migrated would be rebuilt by ``probe 
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,10 +54,9 @@ CREATE INDEX IF NOT EXISTS branch_files_version ON branch_files(path, file_hash)
 -- is stored zlib-compressed (a BLOB; rows of older versions hold TEXT): a lexical-only index of a
 -- large repository queues about its whole source, so that is 2.5x smaller
 -- fill_order: the queue's key, smallest first (indexing/fill_order.py; -1: not ranked yet).
--- A file's queued rows are found through chunks(path) (no index on path here: version 4)
+-- A queued chunk's path is its chunks row's (no path here: version 5; no index on it: version 4)
 CREATE TABLE IF NOT EXISTS pending_dense (
     point_id TEXT PRIMARY KEY,
-    path TEXT NOT NULL,
     text TEXT NOT NULL,
     fill_order INTEGER NOT NULL DEFAULT -1
 );
@@ -86,7 +85,9 @@ def _migrate(db) -> None:
     the next scan hashes each file once and records its full stat. The dense queue learns its
     fill order (rows queued before are ranked by ``indexing.fill_order.rank_queue``).
     Version 3 → 4: the dense queue's index on path goes (a file's rows are found by point id
-    through ``chunks``): a fifth of the queue's size."""
+    through ``chunks``): a fifth of the queue's size.
+    Version 4 → 5: the dense queue's path column goes too (read from ``chunks`` by point id): a
+    lexical-only monorepo index's queue is mostly empty texts, so the paths were a quarter of it."""
     file_cols = {r[1] for r in db.execute("PRAGMA table_info(files)")}
     if file_cols and "ctime_ns" not in file_cols:
         db.executescript("""
@@ -109,3 +110,5 @@ def _migrate(db) -> None:
             COMMIT;
         """)
     db.execute("DROP INDEX IF EXISTS pending_path")
+    if "path" in queue_cols:  # after its index is gone: SQLite drops no indexed column
+        db.execute("ALTER TABLE pending_dense DROP COLUMN path")

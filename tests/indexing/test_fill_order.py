@@ -76,6 +76,15 @@ def test_a_queue_from_before_fill_order_is_ranked_when_the_fill_starts(tmp_path)
 def test_an_old_manifest_gains_the_fill_order_column(tmp_path):
     path = tmp_path / "manifest.sqlite"
     db = sqlite3.connect(path)
+    db.execute("CREATE TABLE chunks (point_id TEXT PRIMARY KEY, path TEXT NOT NULL, chunk_idx INTEGER NOT NULL,"
+               " start_line INTEGER NOT NULL, end_line INTEGER NOT NULL, chunk_hash TEXT NOT NULL, symbol TEXT,"
+               " symbol_kind TEXT, parent_symbol TEXT, is_fragment INTEGER NOT NULL DEFAULT 0,"
+               " has_dense INTEGER NOT NULL DEFAULT 0)")  # version 1's
+    db.execute("CREATE TABLE files (path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL,"
+               " file_hash TEXT NOT NULL, language TEXT, chunk_kind TEXT, last_indexed_at REAL NOT NULL,"
+               " last_error TEXT)")
+    db.execute("INSERT INTO chunks(point_id, path, chunk_idx, start_line, end_line, chunk_hash)"
+               " VALUES ('p1', 'a.py', 0, 1, 1, 'h')")
     db.execute("CREATE TABLE pending_dense (point_id TEXT PRIMARY KEY, path TEXT NOT NULL, text TEXT NOT NULL)")
     db.execute("INSERT INTO pending_dense VALUES ('p1', 'a.py', 'x')")
     db.commit()

@@ -43,7 +43,7 @@ MANIFEST_SQL = {
     "chunks": "SELECT point_id, path, chunk_idx, start_line, end_line, chunk_hash, symbol, symbol_kind,"
               " parent_symbol FROM chunks",
     "files": "SELECT path, file_hash, language, last_error FROM files",
-    "queued": "SELECT point_id, path FROM pending_dense",  # the texts: ``test_same_texts_to_embed``
+    "queued": "SELECT p.point_id, c.path FROM pending_dense p JOIN chunks c USING (point_id)",  # the texts: ``test_same_texts_to_embed``
     "meta": "SELECT key, value FROM meta WHERE key = 'bm25_avg_len'",
 }
 

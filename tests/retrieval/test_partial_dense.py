@@ -41,8 +41,8 @@ def _half_embedded(tmp_path) -> Workspace:
     ws = Workspace.open(root)
     index_workspace(ws, dense=False)
     with ws.manifest.transaction() as db:
-        db.execute("UPDATE pending_dense SET fill_order = CASE WHEN path IN "
-                   "('.github/workflows/ci.yaml', 'docs/changelog.md') THEN 0 ELSE 1 END")
+        db.execute("UPDATE pending_dense SET fill_order = CASE WHEN point_id IN (SELECT point_id FROM chunks"
+                   " WHERE path IN ('.github/workflows/ci.yaml', 'docs/changelog.md')) THEN 0 ELSE 1 END")
     wrong = sum(1 for _, p, _ in ws.manifest.pending_dense(1000) if not p.startswith("src/"))
     fill_dense(ws, batch=wrong, should_stop=lambda: ws.manifest.counts()["chunks_dense"] >= wrong)
     embedded = {r[0] for r in ws.manifest._db.execute("SELECT path FROM chunks WHERE has_dense=1")}

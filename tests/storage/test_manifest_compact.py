@@ -61,16 +61,43 @@ def test_the_manifest_gives_back_the_pages_of_a_drained_queue(tmp_path):
     assert path.stat().st_size < full / 2
 
 
+def _as_version(m: Manifest, version: int) -> None:
+    """The queue as versions 3 (a path column and its index) and 4 (the column alone) kept it."""
+    with m.transaction() as db:
+        db.execute("ALTER TABLE pending_dense ADD COLUMN path TEXT NOT NULL DEFAULT ''")
+        db.execute("UPDATE pending_dense SET path = (SELECT c.path FROM chunks c WHERE c.point_id = pending_dense.point_id)")
+        if version == 3:
+            db.execute("CREATE INDEX pending_path ON pending_dense(path)")
+        db.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(version),))
+
+
+def test_a_version_4_manifest_loses_the_queue_path_and_its_queue_reads_the_same(tmp_path):
+    """Version 5 keeps no path in the dense queue (a chunk's path is its chunks row's): a version-4
+    queue loses the column on open, and reads, ranks and drains as before."""
+    path = tmp_path / "m.sqlite"
+    m = Manifest(path)
+    ids = _queue_files(m, 2, per_file=3)
+    m.set_fill_order([(2, "src/f0.py"), (1, "src/f1.py")])
+    before = m.pending_dense(10)
+    _as_version(m, 4)
+    m.close()
+    m = Manifest(path)
+    assert m.get_meta("schema_version") == "5"
+    assert "path" not in {r[1] for r in m._db.execute("PRAGMA table_info(pending_dense)")}
+    assert m.pending_dense(10) == before and [r[1] for r in before] == ["src/f1.py"] * 3 + ["src/f0.py"] * 3
+    m.mark_dense_done(ids[3:])
+    assert [r[0] for r in m.pending_dense(10)] == ids[:3]
+    m.close()
+
+
 def test_a_version_3_manifest_loses_the_queue_path_index_and_still_ranks_its_queue(tmp_path):
     path = tmp_path / "m.sqlite"
     m = Manifest(path)
     _queue_files(m, 3, per_file=2)
-    with m.transaction() as db:  # as version 3 left it
-        db.execute("CREATE INDEX pending_path ON pending_dense(path)")
-        db.execute("UPDATE meta SET value='3' WHERE key='schema_version'")
+    _as_version(m, 3)
     m.close()
     m = Manifest(path)
-    assert m.get_meta("schema_version") == "4"
+    assert m.get_meta("schema_version") == "5"
     names = {r[0] for r in m._db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
     assert "pending_path" not in names and "pending_order" in names
     assert sorted(p for p, _, _ in m.unranked_pending()) == ["src/f0.py", "src/f1.py", "src/f2.py"]
