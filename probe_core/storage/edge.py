@@ -4,11 +4,13 @@ A shard has exactly one owning process (its WAL is locked; the lock is released 
 the process that opens it owns the workspace. Threads inside that process share it freely.
 
 Compact on disk (issue 18, ``docs/benchmarks.md`` "A compact index"): a new shard stores its dense
-vectors as Qdrant's ``Turbo8`` (8 bits a dimension plus a norm: a quarter of float32, half of the
-float16 that shards made before round 4 use; sparse storage has no such option: measured, no change).
-An appendable segment reserves a dense slot for every point, embedded or not, so this shrinks the
-largest file of even a lexical-only index; the dev set's scores do not move (measured on real
-vectors, "A compact index, round 4"). Payload keys are stored
+vectors as float16, half of float32's size (sparse storage has no such option: measured, no change).
+An appendable segment reserves a dense slot for every point, embedded or not, so this halves the
+largest file of even a lexical-only index; the dev set's scores do not move. ``PROBE_DENSE_STORAGE=
+turbo8`` makes a new shard store Qdrant's ``Turbo8`` instead (8 bits a dimension plus a norm, half
+of float16: the monorepo's filled ``.probe/`` 4.5 → 4.0× its source); it is not the default because
+the dev set's MRR@10 fell 0.811 → 0.803 with it, near-ties reordered ("A compact index, round 4").
+A shard keeps the datatype it was made with (``load`` reads its own config). Payload keys are stored
 short and without the fields that are the same on every point (``edge_payload.py``), and only the
 fields a query filters on get a keyword index (a shard holds one workspace: ``workspace_id``,
 ``repo_id`` and ``project_id`` never select anything, nor is ``symbol`` filtered on). Shards
@@ -27,7 +29,8 @@ from pathlib import Path
 import numpy as np
 import qdrant_edge as qe
 
-from ..errors import BackendUnavailable, IndexConfigMismatch, IndexLocked, ProbeError
+from .. import environment
+from ..errors import BackendUnavailable, ConfigError, IndexConfigMismatch, IndexLocked, ProbeError
 from .damage import edge_words, shard_problem, store_damaged
 from .disk_space import ensure_free_space
 from .edge_optimize import OLD_SUFFIX
@@ -44,9 +47,17 @@ EXACT = qe.SearchParams(exact=True)
 # keyword indexes of a new shard: the protocol's fields that ``_filter`` selects on in a one-workspace shard
 EDGE_KEYWORD_FIELDS = tuple(f for f in KEYWORD_FIELDS if f not in ("workspace_id", "repo_id", "project_id", "symbol"))
 MATCH_ALL = qe.Filter(must=[])  # a write's filter that selected only this shard's workspace
-# a new shard's dense storage; a shard keeps the datatype it was made with (``load`` reads its own
-# config), so float32 and float16 shards of earlier versions work as before
-VECTOR_DATATYPE = qe.VectorStorageDatatype.Turbo8
+# a new shard's dense storage (``PROBE_DENSE_STORAGE``); a shard keeps the datatype it was made with
+# (``load`` reads its own config), so float32, float16 and turbo8 shards all work as made
+VECTOR_DATATYPES = {"float16": qe.VectorStorageDatatype.Float16, "turbo8": qe.VectorStorageDatatype.Turbo8}
+
+
+def vector_datatype() -> qe.VectorStorageDatatype:
+    """The dense datatype a new shard gets: ``PROBE_DENSE_STORAGE`` (``float16`` unless set)."""
+    raw = (environment.get("PROBE_DENSE_STORAGE") or "float16").strip().lower()
+    if raw not in VECTOR_DATATYPES:
+        raise ConfigError(f"PROBE_DENSE_STORAGE must be one of {', '.join(VECTOR_DATATYPES)} (got {raw[:40]!r})")
+    return VECTOR_DATATYPES[raw]
 
 
 def _filter(flt: StoreFilter | None, keys: PayloadKeys, *, with_dense: bool = False) -> qe.Filter | None:
@@ -123,6 +134,8 @@ class EdgeStore:
         ensure_free_space(self.path, opening=True)  # a load may allocate ~70 MB
         if exists and (problem := shard_problem(self.path)) is not None:
             raise store_damaged(self.path.parent.parent, self.path, problem)
+        # a bad PROBE_DENSE_STORAGE is its own error, not "cannot open"
+        config = self._config(dimensions) if not exists and dimensions is not None else None
         try:
             if exists:
                 self._shard = shard = qe.EdgeShard.load(str(self.path))
@@ -131,7 +144,7 @@ class EdgeStore:
             elif dimensions is None:
                 raise BackendUnavailable(f"no index at {self.path}; run `probe index` first")
             else:
-                self._shard = qe.EdgeShard.create(str(self.path), self._config(dimensions))
+                self._shard = qe.EdgeShard.create(str(self.path), config)
                 self._keys = PayloadKeys(short=True, ids=ShardIds(self.path))
                 for field in EDGE_KEYWORD_FIELDS:
                     self._shard.update(qe.UpdateOperation.create_field_index(
@@ -170,7 +183,7 @@ class EdgeStore:
     def _config(dimensions: int) -> qe.EdgeConfig:
         return qe.EdgeConfig(
             vectors={DENSE: qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine,
-                                                datatype=VECTOR_DATATYPE)},
+                                                datatype=vector_datatype())},
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
         )
 
