@@ -52,6 +52,11 @@ def latencies(ask, queries, seconds: float, gap: float) -> list[float]:
         time.sleep(gap)
 
 
+def say(line: str) -> None:
+    """A phase's figures as they come (a run cut short still tells what it measured)."""
+    print(f"[{time.strftime('%H:%M:%S')}] {line}", file=sys.stderr, flush=True)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     src = ap.add_mutually_exclusive_group(required=True)
@@ -90,6 +95,7 @@ def main() -> int:
     ws.embedder.embed_documents(sample[:128])
     raw = 128 / (time.perf_counter() - t0)
     ws.close()
+    say(f"embedder ceiling {raw:.1f} chunks/s; coverage at start {start['chunks_dense']}/{start['chunks']}")
 
     if args.nice:  # the worker thread (scans, dense fill) below the threads that answer searches
         import threading
@@ -108,9 +114,12 @@ def main() -> int:
     c0, t0 = counts(), time.perf_counter()
     time.sleep(args.seconds)
     alone = (counts() - c0) / (time.perf_counter() - t0)
+    say(f"fill alone {alone:.1f} chunks/s ({alone / raw:.2f} of the ceiling)")
     c0, t0 = counts(), time.perf_counter()
     busy = latencies(lambda q: engine.search(q, top_k=10), queries, args.seconds, args.gap)
     with_queries = (counts() - c0) / (time.perf_counter() - t0)
+    say(f"while searching: fill {with_queries:.1f} chunks/s, search p50 {statistics.median(busy):.1f} ms, "
+        f"p95 {percentile(busy, 95):.1f} ms over {len(busy)}")
     engine.close()
 
     ws = Workspace.open(args.work)
