@@ -33,10 +33,24 @@ from .edge_payload import PayloadKeys, ShardIds
 from .edge_warm import warm_in_background
 from .protocol import DENSE, KEYWORD_FIELDS, SPARSE, HybridQuery, StoreFilter, StoreHit, StorePoint
 
-# Dense search reads every vector (as an unoptimized, appendable segment does anyway): once the
-# store is optimized (``edge_optimize``) a segment past Qdrant's indexing threshold gets an HNSW
-# graph, whose approximate answers would make rankings depend on when the owner last optimized.
+# Dense search: a segment without an HNSW graph (appendable, or under Qdrant's indexing threshold,
+# ~13k vectors: every small repository's) is scanned whole whatever the parameters say: exact. Once
+# the idle owner has optimized the store (``edge_optimize``), a large segment has a graph, searched
+# with a wide beam: an exact scan of the monorepo's 137k vectors cost ~7 ms a search (12-15 ms
+# filtered) and grew with the repository; through the graph ~3 ms. A search narrowed by files,
+# languages or kinds stays exact: Qdrant scans a small filtered set anyway, and the graph's
+# recall under a filter that drops many points is the weak case. Recall against exact, measured:
+# ``docs/benchmarks.md`` ("The dense leg at monorepo size").
+HNSW_EF = 512
+DENSE_SEARCH = qe.SearchParams(hnsw_ef=HNSW_EF)
 EXACT = qe.SearchParams(exact=True)
+
+
+def dense_params(flt: StoreFilter | None) -> qe.SearchParams:
+    """``EXACT`` for a search narrowed by files, languages or chunk kinds, else ``DENSE_SEARCH`` (a
+    workspace or branch selects nearly every point: the graph's unfiltered case)."""
+    narrowed = flt is not None and (flt.file_paths is not None or bool(flt.languages) or bool(flt.chunk_kinds))
+    return EXACT if narrowed else DENSE_SEARCH
 
 
 # keyword indexes of a new shard: the protocol's fields that ``_filter`` selects on in a one-workspace shard
@@ -317,14 +331,15 @@ class EdgeStore:
             flt = self._flt(query.filter)
         sparse = qe.Query.Nearest(qe.SparseVector(query.sparse.indices, query.sparse.values), using=SPARSE)
         dense = qe.Query.Nearest([float(x) for x in query.dense], using=DENSE) if query.dense is not None else None
+        params = dense_params(query.filter)
         if query.limit >= query.prefetch_limit * (2 if dense is not None else 1):
-            return self._union(query, flt, sparse, dense)
+            return self._union(query, flt, sparse, dense, params)
         prefetches = [qe.Prefetch(limit=query.prefetch_limit, query=sparse, filter=flt)]
         requests = [qe.QueryRequest(limit=query.prefetch_limit, query=sparse, filter=flt)]
         weights = [query.weights[1]]
         if dense is not None:
-            prefetches.insert(0, qe.Prefetch(limit=query.prefetch_limit, query=dense, filter=flt, params=EXACT))
-            requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt, params=EXACT))
+            prefetches.insert(0, qe.Prefetch(limit=query.prefetch_limit, query=dense, filter=flt, params=params))
+            requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt, params=params))
             weights.insert(0, query.weights[0])
         fused = qe.QueryRequest(
             limit=query.limit,
@@ -337,7 +352,7 @@ class EdgeStore:
         fused_pts, signal_lists = results[0], results[1:]
         return self._checked(_hits(fused_pts, signal_lists[0] if dense is not None else [], signal_lists[-1]))
 
-    def _union(self, query: HybridQuery, flt, sparse, dense) -> list[StoreHit]:
+    def _union(self, query: HybridQuery, flt, sparse, dense, params: qe.SearchParams) -> list[StoreHit]:
         """The whole union of the two lists (what search asks for: it fuses them again itself with
         its own lists, ``retrieval/rank_fusion.py``). Each list is searched once, with payloads, and
         scored here by weighted RRF over the reported ranks (``weight / (k + rank - 1)``); the
@@ -346,7 +361,7 @@ class EdgeStore:
         requests = [qe.QueryRequest(limit=query.prefetch_limit, query=sparse, filter=flt, with_payload=True)]
         if dense is not None:
             requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt, with_payload=True,
-                                               params=EXACT))
+                                               params=params))
         with self._using():
             lists = self._s().query_batch(qe.QueryBatchRequest(requests))
         dense_pts, sparse_pts = (lists[0] if dense is not None else []), lists[-1]
