@@ -15,7 +15,11 @@ process on a copy instead:
    only moment a search waits. A scan or a stop request meanwhile abandons the copy.
 
 A crash between the two renames leaves ``<shard>.old`` and no ``<shard>``: opening the store puts
-it back (``EdgeStore._open``). Points, payloads and answers are the same before and after.
+it back (``EdgeStore._open``). Points and payloads are the same before and after; so are BM25
+answers. A segment past Qdrant's indexing threshold (~13k vectors) gets an HNSW graph, which an
+unnarrowed dense search then walks instead of reading every vector (``edge.dense_params``): its
+list can differ from the exact one in its last ranks (recall measured in ``docs/benchmarks.md``,
+"The dense leg at monorepo size").
 """
 from __future__ import annotations
 
