@@ -6,10 +6,10 @@ Opens the tree's index (``bench_scale.py measure`` builds one; copy it first: se
 caches, and a second process cannot open a shard held by another), warms up with two searches,
 then runs ``bench_scale.py``'s 40 queries ``--repeat`` times with the answer cache cleared, and
 reports per query the run with the least CPU: search ``took_ms`` and CPU ms p50 / p95, and the mean
-CPU ms of each stage (the store's BM25/dense lists, the exact-match lists, the graph neighbours, the
-following-chunk joins, fusion and priors, the query vocabulary). ``--code DIR`` measures another
-checkout's ``probe_core`` (main's, for a before/after on the same copy and in the same minutes). The
-top 10 of every query (paths, lines, scores) go to ``--json``, to compare answers across checkouts.
+CPU ms of each stage (the store's BM25/dense lists, the query's embedding, the exact-match lists,
+the graph neighbours, the following-chunk joins, fusion and priors, the query vocabulary).
+``--code DIR`` measures another checkout's ``probe_core`` (main's, for a before/after on the same
+copy and in the same minutes). The top 10 of every query (paths, lines, scores) go to ``--json``, to compare answers across checkouts.
 CPU time is the process's (threads included): on a shared machine it moves less than wall time.
 """
 from __future__ import annotations
@@ -25,7 +25,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 STAGES = {"store": None, "exact_lists": "exact", "_with_graph_neighbours": "graph", "join_following": "following",
-          "fuse": "fuse", "apply_priors": "priors", "expand_tiny": "expand", "query_expansion": "vocabulary"}
+          "fuse": "fuse", "apply_priors": "priors", "expand_tiny": "expand", "query_expansion": "vocabulary",
+          "query_vector": "embed"}
 
 
 def percentile(values: list[float], p: float) -> float:
