@@ -120,7 +120,8 @@ def test_a_definition_found_lexically_keeps_its_place_at_partial_coverage(tmp_pa
     lexical = search(ws, "where is to_expr", top_k=5).results[0]
     assert (lexical.path, lexical.start_line) == ("pkg/core/convert.py", 1)
     with ws.manifest.transaction() as db:  # the fill embedded the docs first: a sample that knows nothing of it
-        db.execute("UPDATE pending_dense SET fill_order = CASE WHEN path LIKE 'docs/%' THEN 0 ELSE 1 END")
+        db.execute("UPDATE pending_dense SET fill_order = CASE WHEN point_id IN (SELECT point_id FROM chunks"
+                   " WHERE path LIKE 'docs/%') THEN 0 ELSE 1 END")
     fill_dense(ws, batch=2, should_stop=lambda: ws.manifest.counts()["chunks_dense"] >= 2)
     resp = search(ws, "where is to_expr", top_k=5)
     assert 0 < resp.dense_coverage < 0.05
