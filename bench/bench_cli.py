@@ -16,6 +16,11 @@ Every figure is a real `probe` process, as an agent's shell runs it (stdout pipe
    model and the store itself — the ratio cold/warm is the figure to compare across machines.
 
 Peak RSS of each CLI process is read with `/usr/bin/time` when it is installed.
+
+  python bench/bench_cli.py --repo MONOREPO --queries scale --n 40 --while-embedding-only
+
+stops after step 2 (a monorepo's dense fill takes hours on a few cores) and reports the owner's
+peak RSS then: the warm CLI at monorepo size during the fill, ``bench_scale.py``'s 40 questions.
 """
 from __future__ import annotations
 
@@ -104,7 +109,13 @@ def main() -> int:
     ap.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "probe-bench-cli")
     ap.add_argument("--n", type=int, default=20, help="searches per figure (distinct queries, cycled)")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--queries", choices=("textual", "scale"), default="textual")
+    ap.add_argument("--while-embedding-only", action="store_true", help="stop after the searches during the fill")
     args = ap.parse_args()
+    if args.queries == "scale":
+        sys.path.insert(0, str(ROOT / "bench"))
+        from bench_scale import QUERIES as scale  # noqa: N811 - the scale trees' own questions
+        QUERIES[:] = scale
     queries = [QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" {i}") for i in range(args.n)]
 
     shutil.rmtree(args.work, ignore_errors=True)
@@ -125,6 +136,9 @@ def main() -> int:
 
         out["warm_while_embedding"] = searches(root, queries[:max(5, args.n // 2)], ["--json"])
         print(f"warm while embedding: {out['warm_while_embedding']}", flush=True)
+        if args.while_embedding_only:
+            out["owner_peak_rss_mb"] = owner_peak_rss_mb(root)
+            return finish(out, args.json)
 
         dense, _, _ = run(["index", "--wait", "--quiet"], root)
         out["dense_wait_s"] = round(dense, 1)
@@ -144,9 +158,13 @@ def main() -> int:
         print(f"cold/warm p50: {out['ratio_cold_over_warm_p50']}x", flush=True)
     finally:
         subprocess.run([*PROBE, "stop", "--root", str(root)], capture_output=True)
-    if args.json:
-        args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps(out, indent=2))
+    return finish(out, args.json)
+
+
+def finish(out: dict, path: Path | None) -> int:
+    if path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(out, indent=2))
     print(json.dumps(out, indent=2))
     return 0
 
