@@ -67,6 +67,7 @@ VARIABLES: tuple[Variable, ...] = (
     V("PROBE_DAEMON_IDLE_S", "600", "seconds", "the background owner exits after this long with nothing to do"),
     V("PROBE_OPTIMIZE_IDLE_S", "60", "seconds", "idle this long after the dense fill, the owner optimizes a much-written Qdrant Edge shard in a child process; 0 never"),
     V("PROBE_DAEMON", "1", "0/1", "`0`: the CLI never starts the background owner (`--background` is refused); a running one still answers"),
+    V("MALLOC_ARENA_MAX", "2 in an owner", "integer", "glibc's malloc arenas; an owner (`probe mcp`, the daemon) caps them at 2 unless this is set"),
     V("PROBE_LIBRARY_POLL_S", "1.0", "seconds", "how often an owner looks for libraries added or removed elsewhere"),
     # -- code intelligence
     V("PROBE_LSP", "(config.json's `lsp`)", "0/1", "ask an installed language server (else the tree-sitter graph)"),

@@ -15,7 +15,7 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGES = ("probe_core", "probe_cli", "probe_tui", "probe_mcp")
 HOME_MODULE = REPO / "probe_core" / "environment.py"
 # a string that names an environment variable Probe could read (or write)
-LOOKS_LIKE_A_VARIABLE = re.compile(r"^(PROBE|QDRANT|TEI|RERANKER|XDG|DOCKER|ORT)_[A-Z0-9_]+$|^(HOME|VIRTUAL_ENV)$")
+LOOKS_LIKE_A_VARIABLE = re.compile(r"^(PROBE|QDRANT|TEI|RERANKER|XDG|DOCKER|ORT)_[A-Z0-9_]+$|^(HOME|VIRTUAL_ENV|MALLOC_ARENA_MAX)$")
 ENV_FUNCTIONS = {"getenv", "getenvb", "putenv", "unsetenv", "environ", "environb"}
 
 

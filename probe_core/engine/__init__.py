@@ -54,6 +54,9 @@ _EXPORTS = {"Engine": "protocol", "EngineHandle": "handle", "EngineSettings": "s
 def open_engine(root, *, background: bool = True, settings: EngineSettings | None = None) -> EngineHandle:
     """The ``Engine`` for ``root``: owner if nobody else is, attached to the owner otherwise."""
     from .handle import EngineHandle
+    from .malloc_arenas import limit_malloc_arenas
+
+    limit_malloc_arenas()  # this process may own the index: its many threads, two arenas
 
     return EngineHandle(root, settings, background=background)
 

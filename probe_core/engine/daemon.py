@@ -34,6 +34,7 @@ from ..private_dir import ensure_private_dir
 from ..redaction import RedactingFilter
 from .client import AttachedEngine
 from .lock import LOCK_FILE, EngineLock, read_owner_info
+from .malloc_arenas import limit_malloc_arenas
 from .rpc import OwnerUnavailable
 
 log = logging.getLogger("probe.daemon")
@@ -180,6 +181,7 @@ def run_daemon(root: Path) -> int:
             log.warning("the lock of %s stayed busy for %.0f s; giving up", root, settings.attach_timeout_s)
             return 1
         time.sleep(0.1)
+    limit_malloc_arenas()  # before the engine's threads start (``malloc_arenas.py``)
     engine = OwnerEngine(root, settings, kind="daemon")
 
     def _stop(signum, _frame):

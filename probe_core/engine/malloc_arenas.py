@@ -1,0 +1,31 @@
+"""At most two glibc malloc arenas in a process that owns an index.
+
+glibc gives each thread that meets a busy arena a new one (up to 8 per core), each keeping up to
+64 MB of freed memory for itself. An owner has many threads (Qdrant Edge's searchers, ONNX
+Runtime's pool, RPC connections, the watcher), so on the monorepo ~130 of its ~700 MB of
+anonymous memory was arenas' slack: an owner that opened the monorepo's index and filled dense
+vectors held 1,170 MB resident, 940 MB with two arenas (``docs/benchmarks.md``, "Owner memory").
+Its hot allocations are Rust's and ONNX Runtime's own, so two arenas cost no measurable speed.
+``MALLOC_ARENA_MAX`` set by the user wins. Elsewhere (musl, macOS) nothing changes.
+"""
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import sys
+
+from .. import environment
+
+M_ARENA_MAX = -8  # glibc's mallopt parameter
+ARENAS = 2
+
+
+def limit_malloc_arenas() -> bool:
+    """Cap this process's malloc arenas (before its threads start); whether it was applied."""
+    if sys.platform != "linux" or environment.get("MALLOC_ARENA_MAX"):
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.mallopt(M_ARENA_MAX, ARENAS))
+    except (OSError, AttributeError):  # not glibc
+        return False
