@@ -21,6 +21,7 @@ from .redaction import register_secret, register_url_secrets
 from .scan._git_dirs import refuse_git_internals
 
 PROBE_DIR = PROBE_DIR_NAME  # the data dir inside a repository
+DENSE_STORAGES = ("float16", "turbo8")  # PROBE_DENSE_STORAGE: a new Qdrant Edge shard's dense datatype
 CONFIG_FILE = "config.json"
 
 
@@ -141,6 +142,9 @@ class WorkspaceConfig:
                 raise ConfigError("PROBE_MAX_FILE_BYTES must be a positive integer number of bytes "
                                   f"(got {_short(env['PROBE_MAX_FILE_BYTES'])})")
             self.max_file_bytes = value
+        if (storage := env.get("PROBE_DENSE_STORAGE")) and storage.strip().lower() not in DENSE_STORAGES:
+            # checked before any verb runs: ``probe index --rebuild`` would delete the index first
+            raise ConfigError(f"PROBE_DENSE_STORAGE must be one of {', '.join(DENSE_STORAGES)} (got {_short(storage)})")
         for url in (self.qdrant_url, self.tei_url, self.reranker_url):
             register_url_secrets(url)
         self.preset_spec  # validate

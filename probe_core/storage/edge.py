@@ -30,6 +30,7 @@ import numpy as np
 import qdrant_edge as qe
 
 from .. import environment
+from ..config import DENSE_STORAGES
 from ..errors import BackendUnavailable, ConfigError, IndexConfigMismatch, IndexLocked, ProbeError
 from .damage import edge_words, shard_problem, store_damaged
 from .disk_space import ensure_free_space
@@ -50,6 +51,7 @@ MATCH_ALL = qe.Filter(must=[])  # a write's filter that selected only this shard
 # a new shard's dense storage (``PROBE_DENSE_STORAGE``); a shard keeps the datatype it was made with
 # (``load`` reads its own config), so float32, float16 and turbo8 shards all work as made
 VECTOR_DATATYPES = {"float16": qe.VectorStorageDatatype.Float16, "turbo8": qe.VectorStorageDatatype.Turbo8}
+assert tuple(VECTOR_DATATYPES) == DENSE_STORAGES
 
 
 def vector_datatype() -> qe.VectorStorageDatatype:

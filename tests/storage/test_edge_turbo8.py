@@ -104,3 +104,21 @@ def test_a_turbo8_shard_stays_turbo8_without_the_setting_and_a_bad_setting_is_on
     monkeypatch.setenv("PROBE_DENSE_STORAGE", "int4")
     with pytest.raises(ConfigError, match="PROBE_DENSE_STORAGE must be one of float16, turbo8"):
         EdgeStore(tmp_path / "bad", "t").ensure_collection(DIM)
+
+
+def test_a_bad_setting_is_refused_before_any_verb_touches_the_index(tmp_path):
+    """``probe index --rebuild`` deletes the index before the store is made again: the setting is
+    checked with the rest of the configuration, first, so a typo costs nothing."""
+    import subprocess
+    import sys
+
+    (tmp_path / "a.py").write_text("def f():\n    return 1\n")
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "PROBE_DATA_DIR": str(tmp_path / "data")}
+    probe = [sys.executable, "-m", "probe_cli"]
+    subprocess.run([*probe, "index", "--lexical-only", "--quiet", "--root", str(tmp_path)], env=env, check=True)
+    shard = next((tmp_path / ".probe" / "store").iterdir())
+    made = (shard / "segments").stat().st_mtime_ns
+    out = subprocess.run([*probe, "index", "--rebuild", "--lexical-only", "--root", str(tmp_path)],
+                         env={**env, "PROBE_DENSE_STORAGE": "int4"}, capture_output=True, text=True)
+    assert out.returncode == 1 and "PROBE_DENSE_STORAGE must be one of float16, turbo8" in out.stderr
+    assert (shard / "segments").stat().st_mtime_ns == made and _datatypes(shard) == {"float16"}
