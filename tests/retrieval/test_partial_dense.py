@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 
-import pytest
-
 from probe_core import Workspace, index_workspace, search
 from probe_core.indexing.indexer import fill_dense
 from probe_core.retrieval.rank_fusion import dense_term, fuse

@@ -10,7 +10,6 @@ import uuid
 import numpy as np
 
 from probe_core import sparse
-from probe_core.storage import edge
 from probe_core.storage.edge import EdgeStore
 from probe_core.storage.protocol import DENSE, HybridQuery, StorePoint
 
