@@ -10,6 +10,8 @@ from probe_core.retrieval.rank_fusion import dense_term, fuse
 from probe_core.retrieval.ranking import DEFAULT_RANKING
 from probe_core.storage.protocol import StoreHit
 
+from ..conftest import write_tree
+
 FILES = {
     "src/http/cookies.py": (
         "def parse_cookie_header(header):\n"
@@ -32,11 +34,7 @@ FILES = {
 def _half_embedded(tmp_path) -> Workspace:
     """Only the CI workflow and the changelog have vectors: what a fill that started with the wrong
     files leaves behind."""
-    root = tmp_path / "web"
-    for rel, text in FILES.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    ws = Workspace.open(root)
+    ws = Workspace.open(write_tree(tmp_path / "web", FILES))
     index_workspace(ws, dense=False)
     with ws.manifest.transaction() as db:
         db.execute("UPDATE pending_dense SET fill_order = CASE WHEN point_id IN (SELECT point_id FROM chunks"
@@ -109,11 +107,7 @@ def test_a_definition_found_lexically_keeps_its_place_at_partial_coverage(tmp_pa
     that only BM25 ranks higher (none of them embedded). The query is more than the name, so the
     definition leads by the fusion alone (a query of the name alone puts it first whatever the
     fusion: ``test_named_definition.py``)."""
-    root = tmp_path / "mono"
-    for rel, text in NAMED.items():
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
-    ws = Workspace.open(root)
+    ws = Workspace.open(write_tree(tmp_path / "mono", NAMED))
     index_workspace(ws, dense=False)
     lexical = search(ws, "where is to_expr", top_k=5).results[0]
     assert (lexical.path, lexical.start_line) == ("pkg/core/convert.py", 1)
