@@ -33,6 +33,7 @@ from ..private_dir import ensure_private_dir
 from ..records import IndexProgress, SearchRequest
 from ..redaction import redact
 from .lock import socket_path_for, write_owner_info
+from .malloc_arenas import release_free_memory
 from .root_check import RootPresence
 from .settings_digest import settings_digest
 from .settings import EngineSettings
@@ -256,15 +257,14 @@ class OwnerEngine:
     def _healthy(self) -> None:
         """A step that needed the backends just worked."""
         with self._state:
-            self._backend_ok = True
-            self._last_error = None
-            self._last_exc = None
+            self._backend_ok, self._last_error, self._last_exc = True, None, None
 
     def _warm_up(self, ws: Workspace) -> None:
-        """Load the embedding model now, not in the first search (~0.5 s for the ONNX session)."""
+        """Once, after the first scan: hand the lexical phase's freed heap back, then load the model (~0.5 s)."""
         if self._warmed:
             return
         self._warmed = True
+        release_free_memory()
         try:
             ws.embedder.embed_query("warm up")
         except Exception as exc:  # an unreachable embedder shows up where it matters (dense fill, search)
