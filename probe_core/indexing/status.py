@@ -5,6 +5,7 @@ them (``libraries.manage.with_library_summaries``)."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 
 from ..errors import IndexConfigMismatch, IndexDamaged, ProbeError
@@ -20,10 +21,15 @@ MAX_LISTED = 50  # branches, libraries: the answer's size must not follow what t
 def index_status(ws: Workspace, *, probe_backend: bool = True) -> dict:
     """Counts, identity, generation and health of the workspace's index (never raises for a
     damaged index: that is reported as ``index_damaged`` with the fix in ``last_error``)."""
-    try:
-        out = _index_status(ws, probe_backend=probe_backend)
-    except IndexDamaged as exc:
-        return damaged_status(ws, str(exc))
+    for attempt in (1, 2):
+        try:
+            out = _index_status(ws, probe_backend=probe_backend)
+            break
+        except IndexDamaged as exc:
+            return damaged_status(ws, str(exc))
+        except sqlite3.ProgrammingError:  # a repair closed the manifest this read held (``parts_closed``):
+            if attempt == 2:  # the next ``ws.manifest`` is the rebuilt one
+                raise
     if (seen := recorded_damage(ws.probe_dir)) is not None:  # a read failed on damaged files (any process)
         out.update(index_damaged=True, last_error=seen)
     from ..config import user_data_dir_problem
