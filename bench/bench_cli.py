@@ -112,11 +112,11 @@ def main() -> int:
     ap.add_argument("--queries", choices=("textual", "scale"), default="textual")
     ap.add_argument("--while-embedding-only", action="store_true", help="stop after the searches during the fill")
     args = ap.parse_args()
+    questions = QUERIES
     if args.queries == "scale":
         sys.path.insert(0, str(ROOT / "bench"))
-        from bench_scale import QUERIES as scale  # noqa: N811 - the scale trees' own questions
-        QUERIES[:] = scale
-    queries = [QUERIES[i % len(QUERIES)] + ("" if i < len(QUERIES) else f" {i}") for i in range(args.n)]
+        from bench_scale import QUERIES as questions  # the scale trees' own questions
+    queries = [questions[i % len(questions)] + ("" if i < len(questions) else f" {i}") for i in range(args.n)]
 
     shutil.rmtree(args.work, ignore_errors=True)
     shutil.copytree(args.repo, args.work, ignore=shutil.ignore_patterns(".probe", "__pycache__"))
@@ -128,7 +128,7 @@ def main() -> int:
         t0 = time.perf_counter()
         lexical, _, stdout = run(["index", "--background", "--json"], root, env_daemon)
         report = json.loads(stdout)
-        first, _, _ = run(["search", QUERIES[0], "--json"], root)
+        first, _, _ = run(["search", questions[0], "--json"], root)
         out["first_answer"] = {"index_background_s": round(lexical, 2), "first_search_s": round(first, 2),
                                "total_s": round(time.perf_counter() - t0, 2), "files": report["files_indexed"],
                                "chunks": report["chunks_indexed"]}

@@ -139,17 +139,33 @@ def _among_lexical(store, coverage_of):
 
 @contextlib.contextmanager
 def variant(ws, name: str):
-    from probe_core.retrieval import rank_fusion
+    """Search with the dense term of variant ``name``: ``search.fuse`` is wrapped so each query's
+    lists give the variant its arguments (coverage, the candidate's mean lexical term), and
+    ``rank_fusion.dense_term`` is the variant's for the length of that call."""
+    from probe_core.retrieval import rank_fusion, search
 
-    saved_term, saved_query = rank_fusion.dense_term, ws.store.hybrid_query
-    rank_fusion.dense_term = DENSE_TERMS[RESTRICTED.get(name, name)]
+    term = DENSE_TERMS[RESTRICTED.get(name, name)]
+    saved_fuse, saved_term, saved_query = search.fuse, rank_fusion.dense_term, ws.store.hybrid_query
+
+    def fuse(hits, extra, ranking, payloads, *, coverage=1.0, without_vector=lambda ids: set()):
+        weights = {n: w for n, (_, w) in extra.items()}
+        # the lexical lists that ranked anything for this query, by weight: the mean's denominator
+        lexical_weight = ranking.sparse_weight + sum(w for ids, w in extra.values() if ids) or 1.0
+
+        def dense_term(h, embedded, r):
+            lexical = _term(h.bm25_rank, r.sparse_weight, r.rrf_k) + sum(
+                _term(rank, weights[n], r.rrf_k) for n, rank in h.extra_ranks.items())
+            return term(h, embedded, coverage, r, lexical / lexical_weight)
+        rank_fusion.dense_term = dense_term
+        return saved_fuse(hits, extra, ranking, payloads, coverage=coverage, without_vector=without_vector)
+    search.fuse = fuse
     if name in RESTRICTED:
         counts = ws.manifest.counts
         ws.store.hybrid_query = _among_lexical(ws.store, lambda: counts()["chunks_dense"] / max(1, counts()["chunks"]))
     try:
         yield
     finally:
-        rank_fusion.dense_term = saved_term
+        search.fuse, rank_fusion.dense_term = saved_fuse, saved_term
         ws.store.hybrid_query = saved_query
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import sys
 
 from .. import environment
@@ -24,22 +25,32 @@ M_ARENA_MAX = -8  # glibc's mallopt parameter
 ARENAS = 2
 
 
+@functools.cache
+def _libc() -> ctypes.CDLL | None:
+    """The C library, loaded once; None off Linux or where it cannot be loaded."""
+    if sys.platform != "linux":
+        return None
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    except OSError:
+        return None
+
+
 def limit_malloc_arenas() -> bool:
     """Cap this process's malloc arenas (before its threads start); whether it was applied."""
-    if sys.platform != "linux" or environment.get("MALLOC_ARENA_MAX"):
+    libc = _libc()
+    if libc is None or environment.get("MALLOC_ARENA_MAX"):
         return False
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         return bool(libc.mallopt(M_ARENA_MAX, ARENAS))
-    except (OSError, AttributeError):  # not glibc
+    except AttributeError:  # not glibc
         return False
 
 
 def release_free_memory() -> bool:
     """Return the heap's free pages to the system (glibc's ``malloc_trim``); whether it released any."""
-    if sys.platform != "linux":
-        return False
+    libc = _libc()
     try:
-        return bool(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim(0))
-    except (OSError, AttributeError):  # not glibc
+        return libc is not None and bool(libc.malloc_trim(0))
+    except AttributeError:  # not glibc
         return False

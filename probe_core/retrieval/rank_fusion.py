@@ -32,14 +32,11 @@ def rrf_term(rank: int | None, weight: float, k: int) -> float:
     return weight / (k + rank - 1) if rank else 0.0
 
 
-def dense_term(h: StoreHit, embedded: bool, coverage: float, ranking: RankingSettings,
-               lexical_mean: float) -> float:
+def dense_term(h: StoreHit, embedded: bool, ranking: RankingSettings) -> float:
     """The dense list's contribution to ``h`` while vectors fill: its own rank when it has a vector
     (``embedded``), else its best lexical rank stands in (``best_lexical_rank``: the dense list
-    cannot see it yet, so it neither helps nor hurts, and no lexical list counts twice).
-    ``coverage`` and ``lexical_mean`` (the candidate's lexical terms over the weight of the lists
-    that ranked anything) are not used by this rule; the variants it was measured against
-    (``bench/bench_partial_fill.py``) take the same arguments."""
+    cannot see it yet, so it neither helps nor hurts, and no lexical list counts twice). The rules
+    it was measured against live in ``bench/bench_partial_fill.py``."""
     return rrf_term(h.dense_rank if embedded else best_lexical_rank(h), ranking.dense_weight, ranking.rrf_k)
 
 
@@ -68,14 +65,12 @@ def fuse(hits: list[StoreHit], extra: dict[str, tuple[list[str], float]], rankin
                 by_id[pid].extra_ranks[name] = rank
     k = ranking.rrf_k
     weights = {name: weight for name, (_, weight) in extra.items()}
-    # the lexical lists that ranked anything for this query, by weight (a measured variant's mean)
-    lexical_weight = ranking.sparse_weight + sum(weight for ids, weight in extra.values() if ids) or 1.0
     lacking = without_vector(list(by_id)) if coverage < 1.0 else set()
     for h in by_id.values():
         bm25 = rrf_term(h.bm25_rank, ranking.sparse_weight, k)
         extras = sum(rrf_term(rank, weights[name], k) for name, rank in h.extra_ranks.items())
-        dense = (dense_term(h, h.id not in lacking, coverage, ranking, (bm25 + extras) / lexical_weight)
-                 if coverage < 1.0 else rrf_term(h.dense_rank, ranking.dense_weight, k))
+        dense = (dense_term(h, h.id not in lacking, ranking) if coverage < 1.0
+                 else rrf_term(h.dense_rank, ranking.dense_weight, k))
         h.score = dense + bm25 + extras  # summed in this order since before the stand-in: ties stay ties
     return sorted(by_id.values(), key=tie_order)
 

@@ -62,12 +62,12 @@ def _hit(pid, dense=None, bm25=None):
 
 def test_a_candidate_without_a_vector_takes_its_best_lexical_rank_as_its_dense_rank():
     k = DEFAULT_RANKING.rrf_k
-    assert dense_term(_hit("a", dense=3, bm25=1), True, 0.5, DEFAULT_RANKING, 0.0) == 1 / (k + 2)
-    assert dense_term(_hit("a", dense=None, bm25=1), False, 0.5, DEFAULT_RANKING, 0.0) == 1 / k
-    assert dense_term(_hit("a", dense=None, bm25=None), False, 0.5, DEFAULT_RANKING, 0.0) == 0.0
+    assert dense_term(_hit("a", dense=3, bm25=1), True, DEFAULT_RANKING) == 1 / (k + 2)
+    assert dense_term(_hit("a", dense=None, bm25=1), False, DEFAULT_RANKING) == 1 / k
+    assert dense_term(_hit("a", dense=None, bm25=None), False, DEFAULT_RANKING) == 0.0
     named = _hit("a", dense=None, bm25=69)
     named.extra_ranks["identifier"] = 1
-    assert dense_term(named, False, 0.5, DEFAULT_RANKING, 0.0) == 1 / k
+    assert dense_term(named, False, DEFAULT_RANKING) == 1 / k
 
 
 def test_no_lexical_list_counts_twice_for_candidates_without_a_vector():
