@@ -66,6 +66,8 @@ class CachedEmbedder:
 
     def save(self) -> None:
         keys = list(self._memo)
+        if not keys:  # nothing embedded (a lexical-only level alone)
+            return
         np.savez(self._path, keys=np.array(keys), vectors=np.stack([self._memo[k] for k in keys]))
 
 

@@ -19,7 +19,9 @@ class SearchFilters(BaseModel):
     chunk_kinds: list[Literal["code", "doc", "config", "test"]] | None = Field(
         None, description='Only these kinds of content, e.g. ["code"] to skip docs and tests.')
     include_globs: list[str] | None = Field(
-        None, description='Only paths matching these gitignore-style globs, e.g. ["src/auth/**"].')
+        None, description='Only paths matching these gitignore-style globs, e.g. ["src/auth/**"]. In a monorepo, '
+                          'name the project you work in (["services/billing/**"]): other projects\' code '
+                          'answers the same question otherwise.')
     exclude_globs: list[str] | None = Field(None, description='Skip paths matching these globs, e.g. ["**/vendor/**"].')
     branch: str | None = Field(None, description=(
         'Git branch to search: default the checked-out one; "*" every indexed branch; or a branch name '
