@@ -71,7 +71,7 @@ def score_level(ws, queries: list[dict], scorer, level: int, coverage: float, sc
     rows = []
     for scope in scopes:
         for q in queries:
-            ws.touch()  # no answer from the search cache of the level before
+            ws.touch(lexical=False)  # no answer from the search cache; what only a file change moves is kept
             t0 = time.perf_counter()
             out = mcp_answer(ws, q["query"], None) if scope == "tree" else scoped_answer(ws, q["query"], q["corpus"])
             took = (time.perf_counter() - t0) * 1000

@@ -16,6 +16,7 @@ from ..per_workspace import PerWorkspace
 from ..workspace import Workspace
 
 MAX_FILES = 4096  # files whose chunk map is kept (a few KB each; a map is rebuilt in ~1 ms)
+MAX_GLOBS = 32  # path filters whose matching files are kept (a scoped agent asks the same one again)
 
 
 class IndexState:
@@ -25,6 +26,7 @@ class IndexState:
         self._key: tuple[int, int] | None = None
         self._counts: dict[str, int] | None = None
         self._files: OrderedDict[str, object] = OrderedDict()
+        self._globbed: OrderedDict[tuple, list[str]] = OrderedDict()  # keyed by (generation, lexical_version, globs)
         self._lock = threading.Lock()
 
     def _current(self, ws: Workspace) -> None:
@@ -60,6 +62,25 @@ class IndexState:
                 while len(self._files) > MAX_FILES:
                     self._files.popitem(last=False)
         return made
+
+
+    def paths_matching(self, ws: Workspace, globs: tuple, match) -> list[str]:
+        """``match(ws.manifest.file_paths())``: the indexed files a path filter (``globs``) keeps,
+        kept until a file is added, changed or removed. Matching the monorepo's 11k paths took
+        ~18 ms of every scoped search; the dense fill does not change them
+        (``Workspace.lexical_version``)."""
+        key = (ws.manifest.generation, ws.lexical_version, globs)
+        with self._lock:
+            held = self._globbed.get(key)
+            if held is not None:
+                self._globbed.move_to_end(key)
+                return list(held)  # a copy: the caller's to keep or change
+        made = match(ws.manifest.file_paths())
+        with self._lock:
+            self._globbed[key] = made
+            while len(self._globbed) > MAX_GLOBS:
+                self._globbed.popitem(last=False)
+        return list(made)
 
 
 _states: PerWorkspace[IndexState] = PerWorkspace(lambda _ws: IndexState())

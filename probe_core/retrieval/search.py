@@ -104,17 +104,21 @@ def check_query(query: str, top_k: int, mode: str) -> None:
 
 
 def file_filter(ws: Workspace, flt: SearchFilters) -> list[str] | None:
-    """Globs become an exact list of indexed paths, so the store filters them itself."""
+    """Globs become an exact list of indexed paths, so the store filters them itself (the list is
+    kept per index state: ``IndexState.paths_matching``)."""
     if not flt.include_globs and not flt.exclude_globs:
         return None
-    paths = ws.manifest.file_paths()
-    if flt.include_globs:
-        spec = pathspec.PathSpec.from_lines("gitignore", flt.include_globs)
-        paths = [p for p in paths if spec.match_file(p)]
-    if flt.exclude_globs:
-        spec = pathspec.PathSpec.from_lines("gitignore", flt.exclude_globs)
-        paths = [p for p in paths if not spec.match_file(p)]
-    return paths
+    include, exclude = tuple(flt.include_globs or ()), tuple(flt.exclude_globs or ())
+
+    def match(paths: list[str]) -> list[str]:
+        if include:
+            spec = pathspec.PathSpec.from_lines("gitignore", include)
+            paths = [p for p in paths if spec.match_file(p)]
+        if exclude:
+            spec = pathspec.PathSpec.from_lines("gitignore", exclude)
+            paths = [p for p in paths if not spec.match_file(p)]
+        return paths
+    return index_state(ws).paths_matching(ws, (include, exclude), match)
 
 
 @dataclass(slots=True)
