@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import zlib
 
-from .manifest_codec import FILE, digest_text, pid_text, pids
+from .manifest_codec import FILE, digest_text, pid_text, pids, stored_ids
 
 # a queued text that is not stored: the chunk's lines of its file, read again by the fill
 FROM_FILE = b""
@@ -77,13 +77,13 @@ class DenseQueue:
         out: set[str] = set()
         with self._lock:
             for start in range(0, len(point_ids), 500):
-                part = pids(point_ids[start:start + 500])
+                asked = stored_ids(point_ids[start:start + 500])
                 # by primary key: the unary + keeps the planner off the ``has_dense`` index, which it
                 # took and which, mid-fill, walks every chunk without a vector (~60 ms a search on the
                 # monorepo's 137k chunks at 4.9 % coverage, ``docs/benchmarks.md`` "The dense leg")
-                out.update(pid_text(r[0]) for r in self._db.execute(
-                    f"SELECT point_id FROM chunks WHERE +has_dense=0 AND point_id IN ({','.join('?' * len(part))})",
-                    part))
+                out.update(asked[r[0]] for r in self._db.execute(
+                    f"SELECT point_id FROM chunks WHERE +has_dense=0 AND point_id IN ({','.join('?' * len(asked))})",
+                    list(asked)))
         return out
 
     def mark_dense_done(self, point_ids: list[str]) -> None:

@@ -23,7 +23,7 @@ from pathlib import Path
 from ..errors import IndexDamaged
 from .damage import CheckedConnection, check_on_open, mark_clean
 from .dense_queue import FROM_FILE, DenseQueue, pack
-from .manifest_codec import FILE, digest, digest_text, forget_path, hex_sql, path_ids, pid, pid_text, pids
+from .manifest_codec import FILE, digest, digest_text, forget_path, hex_sql, path_ids, pid, pid_text, pids, stored_ids
 from .manifest_schema import SCHEMA_VERSION, create_or_migrate
 
 __all__ = ["ChunkRow", "FileRow", "Manifest", "NewFile", "SCHEMA_VERSION"]
@@ -253,14 +253,15 @@ class Manifest(DenseQueue):
         out: dict[str, dict] = {}
         with self._lock:
             for start in range(0, len(point_ids), 500):
-                part = pids(point_ids[start:start + 500])
+                asked = stored_ids(point_ids[start:start + 500])
+                part = list(asked)
                 rows = self._db.execute(
                     "SELECT c.point_id, p.path, c.start_line, c.end_line, c.chunk_hash, c.symbol, c.symbol_kind,"
                     " c.parent_symbol, c.is_fragment, c.file_hash, f.language, f.chunk_kind"
                     " FROM chunks c CROSS JOIN paths p ON p.id = c.file JOIN files f ON f.path = p.path"
                     f" WHERE c.live=1 AND c.point_id IN ({','.join('?' * len(part))})", part).fetchall()
                 for r in rows:
-                    out[pid_text(r[0])] = {
+                    out[asked[r[0]]] = {
                         "file_path": r[1], "start_line": r[2], "end_line": r[3], "chunk_hash": digest_text(r[4]),
                         "symbol": r[5], "symbol_kind": r[6], "parent_symbol": r[7], "is_fragment": bool(r[8]),
                         "file_hash": digest_text(r[9]), "language": r[10], "chunk_kind": r[11]}
@@ -281,9 +282,9 @@ class Manifest(DenseQueue):
         out: set[str] = set()
         with self._lock:
             for start in range(0, len(point_ids), 500):
-                part = pids(point_ids[start:start + 500])
-                q = f"SELECT point_id FROM chunks WHERE live=1 AND point_id IN ({','.join('?' * len(part))})"
-                out.update(pid_text(r[0]) for r in self._db.execute(q, part))
+                asked = stored_ids(point_ids[start:start + 500])
+                q = f"SELECT point_id FROM chunks WHERE live=1 AND point_id IN ({','.join('?' * len(asked))})"
+                out.update(asked[r[0]] for r in self._db.execute(q, list(asked)))
         return out
 
     # -- branches ----------------------------------------------------------------------------

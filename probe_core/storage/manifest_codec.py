@@ -29,14 +29,19 @@ def pid(point_id: str) -> bytes | str:
 
 def pid_text(stored: bytes | str) -> str:
     """The point id a stored value holds (``pid``'s inverse)."""
-    if isinstance(stored, bytes):
+    if stored.__class__ is bytes:
         h = stored.hex()
-        return f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
+        return "-".join((h[:8], h[8:12], h[12:16], h[16:20], h[20:]))
     return stored
 
 
 def pids(point_ids) -> list:
     return [pid(i) for i in point_ids]
+
+
+def stored_ids(point_ids) -> dict:
+    """stored form → point id, for a query by ids that gives back some of them (no decoding)."""
+    return {pid(i): i for i in point_ids}
 
 
 def digest(text: str) -> bytes | str:
