@@ -147,6 +147,25 @@ def _refuse_newer(db) -> None:
             "upgrade Probe, or run `probe index --rebuild` to index again with this version")
 
 
+_COMPACT_CHUNKS = (
+    "CREATE TABLE paths (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE)",
+    "INSERT INTO paths(path) SELECT DISTINCT path FROM chunks ORDER BY path",
+    _CHUNKS.format(name="chunks_v6"),
+    "INSERT INTO chunks_v6(rowid, point_id, file, chunk_idx, start_line, end_line, chunk_hash, symbol, symbol_kind,"
+    " parent_symbol, is_fragment, has_dense, file_hash, live) SELECT c.rowid, probe_pid(c.point_id), p.id,"
+    " c.chunk_idx, c.start_line, c.end_line, probe_digest(c.chunk_hash), c.symbol, c.symbol_kind, c.parent_symbol,"
+    " c.is_fragment, c.has_dense, probe_digest(c.file_hash), c.live FROM chunks c CROSS JOIN paths p ON p.path = c.path"
+    " ORDER BY c.rowid",
+    "DROP TABLE chunks",
+    "ALTER TABLE chunks_v6 RENAME TO chunks",
+    _QUEUE.format(name="pending_v6"),
+    "INSERT INTO pending_v6(rowid, point_id, text, fill_order)"
+    " SELECT rowid, probe_pid(point_id), text, fill_order FROM pending_dense ORDER BY rowid",
+    "DROP TABLE pending_dense",
+    "ALTER TABLE pending_v6 RENAME TO pending_dense",
+)
+
+
 def _to_compact_chunks(db) -> None:
     """Version 5 → 6, in place and in one transaction: ``chunks`` names its file by ``paths.id``
     and keeps point ids and hashes as bytes, the queue its point ids (``manifest_codec.py``).
@@ -155,27 +174,15 @@ def _to_compact_chunks(db) -> None:
     began = time.monotonic()
     db.create_function("probe_pid", 1, pid, deterministic=True)
     db.create_function("probe_digest", 1, digest, deterministic=True)
-    script = f"""
-        BEGIN IMMEDIATE;
-        CREATE TABLE paths (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
-        INSERT INTO paths(path) SELECT DISTINCT path FROM chunks ORDER BY path;
-        {_CHUNKS.format(name="chunks_v6")}
-        INSERT INTO chunks_v6(rowid, point_id, file, chunk_idx, start_line, end_line, chunk_hash, symbol,
-            symbol_kind, parent_symbol, is_fragment, has_dense, file_hash, live)
-            SELECT c.rowid, probe_pid(c.point_id), p.id, c.chunk_idx, c.start_line, c.end_line,
-            probe_digest(c.chunk_hash), c.symbol, c.symbol_kind, c.parent_symbol, c.is_fragment, c.has_dense,
-            probe_digest(c.file_hash), c.live FROM chunks c CROSS JOIN paths p ON p.path = c.path ORDER BY c.rowid;
-        DROP TABLE chunks;
-        ALTER TABLE chunks_v6 RENAME TO chunks;
-        {_QUEUE.format(name="pending_v6")}
-        INSERT INTO pending_v6(rowid, point_id, text, fill_order)
-            SELECT rowid, probe_pid(point_id), text, fill_order FROM pending_dense ORDER BY rowid;
-        DROP TABLE pending_dense;
-        ALTER TABLE pending_v6 RENAME TO pending_dense;
-        COMMIT;
-    """
+    db.execute("BEGIN IMMEDIATE")
     try:
-        db.executescript(script)
+        # another process opening the same manifest may have converted it meanwhile
+        if "path" not in {r[1] for r in db.execute("PRAGMA table_info(chunks)")}:
+            db.execute("ROLLBACK")
+            return
+        for statement in _COMPACT_CHUNKS:
+            db.execute(statement)
+        db.execute("COMMIT")
     except BaseException:
         if db.in_transaction:
             db.execute("ROLLBACK")

@@ -120,3 +120,17 @@ def test_ids_that_are_no_uuids_work_as_before(tmp_path):
     m.remove_file("a.py")
     assert m.chunk_ids() == {} and m._db.execute("SELECT COUNT(*) FROM paths").fetchone()[0] == 0
     m.close()
+
+
+def test_a_conversion_another_process_finished_first_changes_nothing(tmp_path):
+    """Two processes open a version-5 manifest at once: the second finds it converted once it has
+    the write lock, and leaves it be."""
+    from probe_core.storage import manifest_schema
+
+    m = Manifest(tmp_path / "m.sqlite")
+    m.replace_file(FileRow("a.py", 1, 2, "0123456789abcdef", None), "python", "code",
+                   [ChunkRow("a.py-0", "a.py", 0, 1, 9, "h0", None, None, None, False)], ["x"])
+    before = m.chunk_ids(), m.pending_dense(10)
+    manifest_schema._to_compact_chunks(m._db)
+    assert (m.chunk_ids(), m.pending_dense(10)) == before and not m._db.in_transaction
+    m.close()
