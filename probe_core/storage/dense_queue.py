@@ -47,8 +47,8 @@ class DenseQueue:
                 part = pids(point_ids[start:start + 500])
                 out.update((pid_text(r[0]), r[1:6] + (digest_text(r[6]),)) for r in self._db.execute(
                     "SELECT c.point_id, p.path, c.start_line, c.end_line, c.symbol, c.parent_symbol, c.chunk_hash"
-                    f" FROM chunks c CROSS JOIN paths p ON p.id = c.file WHERE c.point_id IN ({','.join('?' * len(part))})",
-                    part))
+                    " FROM chunks c CROSS JOIN paths p ON p.id = c.file"
+                    f" WHERE c.point_id IN ({','.join('?' * len(part))})", part))
         return out
 
     def drop_pending(self, point_ids: list[str]) -> None:

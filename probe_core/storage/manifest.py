@@ -395,10 +395,11 @@ class Manifest(DenseQueue):
     def unheld_versions(self) -> list[tuple[str, str]]:
         """Retained versions no branch has any more (left behind by a stop mid-prune)."""
         with self._lock:
+            version = hex_sql("c.file_hash")
             return self._db.execute(
-                f"SELECT DISTINCT p.path, {hex_sql('c.file_hash')} FROM chunks c CROSS JOIN paths p ON p.id = c.file"
+                f"SELECT DISTINCT p.path, {version} FROM chunks c CROSS JOIN paths p ON p.id = c.file"
                 " WHERE c.live=0 AND NOT EXISTS"
-                f" (SELECT 1 FROM branch_files b WHERE b.path=p.path AND b.file_hash={hex_sql('c.file_hash')})").fetchall()
+                f" (SELECT 1 FROM branch_files b WHERE b.path=p.path AND b.file_hash={version})").fetchall()
 
     def is_live_version(self, path: str, file_hash: str) -> bool:
         with self._lock:
@@ -484,7 +485,7 @@ def _leave_live(db: sqlite3.Connection, path: str, retain: bool) -> None:
 
 def _drop_live(db: sqlite3.Connection, path: str) -> None:
     """Delete the checked-out version's chunk rows of ``path`` and their dense queue entries."""
-    db.execute(f"DELETE FROM pending_dense WHERE point_id IN (SELECT point_id FROM chunks WHERE file={FILE} AND live=1)",
-               (path,))
+    db.execute("DELETE FROM pending_dense WHERE point_id IN"
+               f" (SELECT point_id FROM chunks WHERE file={FILE} AND live=1)", (path,))
     db.execute(f"DELETE FROM chunks WHERE file={FILE} AND live=1", (path,))
 
