@@ -29,7 +29,7 @@ TABLES = {"graph uses": ("graph_refs", "graph_uses", "graph_names", "sqlite_auto
           "word postings": ("graph_postings", "graph_terms", "sqlite_autoindex_graph_terms", "graph_files"),
           "symbols, edges, imports": ("graph_symbols", "graph_edges", "graph_imports"),
           "dense queue": ("pending", "sqlite_autoindex_pending"),
-          "chunks": ("chunks", "sqlite_autoindex_chunks"), "files": ("files", "sqlite_autoindex_files")}
+          "chunks": ("chunks", "sqlite_autoindex_chunks", "paths", "sqlite_autoindex_paths"), "files": ("files", "sqlite_autoindex_files")}
 
 
 class RandomEmbedder:

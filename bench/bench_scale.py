@@ -192,7 +192,7 @@ def table(before: dict, after: dict) -> str:
         ("graph uses (graph_refs, graph_uses + names) MB", lambda d: f"{tables(d, ('graph_refs', 'graph_uses', 'graph_names', 'sqlite_autoindex_graph_names'))}"),
         ("word postings (postings, terms, graph_files) MB", lambda d: f"{tables(d, ('graph_postings', 'graph_terms', 'sqlite_autoindex_graph_terms', 'graph_files'))}"),
         ("pending_dense (+ indexes) MB", lambda d: f"{tables(d, ('pending', 'sqlite_autoindex_pending'))}"),
-        ("chunks (+ indexes) MB", lambda d: f"{tables(d, ('chunks', 'sqlite_autoindex_chunks'))}"),
+        ("chunks (+ indexes, paths) MB", lambda d: f"{tables(d, ('chunks', 'sqlite_autoindex_chunks', 'paths', 'sqlite_autoindex_paths'))}"),
         ("load average at the end", lambda d: f"{d.get('load_average', 0):.1f}"),
     ]
     out = [f"| {before['lines']:,} lines, {before['files']:,} files, {before['indexed_source_mb']} MB indexed | main | this branch |",

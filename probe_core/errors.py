@@ -38,6 +38,11 @@ class IndexConfigMismatch(ProbeError):
     """The index was built with another embedding model or dimension than the current one."""
 
 
+class IndexTooNew(IndexConfigMismatch):
+    """The index was written by a newer Probe, in a layout this version cannot read: it is left
+    untouched (upgrade Probe, or ``probe index --rebuild``)."""
+
+
 class DiskFull(ProbeError):
     """The disk holding the index is (nearly) full; indexing stopped cleanly and resumes later."""
 

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import EmbeddingError, ProbeError
 from ..records import IndexProgress, short_hash
+from ..storage import manifest_codec
 from ..storage.disk_space import ensure_free_space
 from ..workspace import Workspace
 from .encode import with_header
@@ -102,6 +103,6 @@ def _embed_one_by_one(ws: Workspace, rows: list[tuple[str, str, str]]) -> list[n
         except EmbeddingError as exc:
             out.append(None)
             with ws.manifest.transaction() as db:
-                db.execute("DELETE FROM pending_dense WHERE point_id=?", (pid,))
+                db.execute("DELETE FROM pending_dense WHERE point_id=?", (manifest_codec.pid(pid),))
                 db.execute("UPDATE files SET last_error=? WHERE path=?", (f"embedding failed: {exc}"[:500], path))
     return out

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import zlib
 
+from .manifest_codec import FILE, digest_text, pid_text, pids, stored_ids
+
 # a queued text that is not stored: the chunk's lines of its file, read again by the fill
 FROM_FILE = b""
 
@@ -32,9 +34,9 @@ class DenseQueue:
         chunk whose lines are read again from its file (``FROM_FILE``, ``queued_spans``)."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT p.point_id, c.path, p.text FROM pending_dense p JOIN chunks c ON c.point_id = p.point_id"
-                " ORDER BY p.fill_order, p.rowid LIMIT ?", (limit,)).fetchall()
-        return [(pid, path, unpack(text)) for pid, path, text in rows]
+                "SELECT p.point_id, pa.path, p.text FROM pending_dense p CROSS JOIN chunks c ON c.point_id = p.point_id"
+                " CROSS JOIN paths pa ON pa.id = c.file ORDER BY p.fill_order, p.rowid LIMIT ?", (limit,)).fetchall()
+        return [(pid_text(pid), path, unpack(text)) for pid, path, text in rows]
 
     def queued_spans(self, point_ids: list[str]) -> dict[str, tuple[str, int, int, str | None, str | None, str]]:
         """point id → (path, start_line, end_line, symbol, parent_symbol, chunk_hash) of these chunks:
@@ -42,24 +44,25 @@ class DenseQueue:
         out: dict = {}
         with self._lock:
             for start in range(0, len(point_ids), 500):
-                part = point_ids[start:start + 500]
-                out.update((r[0], r[1:]) for r in self._db.execute(
-                    "SELECT point_id, path, start_line, end_line, symbol, parent_symbol, chunk_hash FROM chunks"
-                    f" WHERE point_id IN ({','.join('?' * len(part))})", part))
+                part = pids(point_ids[start:start + 500])
+                out.update((pid_text(r[0]), r[1:6] + (digest_text(r[6]),)) for r in self._db.execute(
+                    "SELECT c.point_id, p.path, c.start_line, c.end_line, c.symbol, c.parent_symbol, c.chunk_hash"
+                    " FROM chunks c CROSS JOIN paths p ON p.id = c.file"
+                    f" WHERE c.point_id IN ({','.join('?' * len(part))})", part))
         return out
 
     def drop_pending(self, point_ids: list[str]) -> None:
         """Take chunks off the queue without a vector: their lines are no longer on disk."""
         with self.transaction() as db:
-            db.executemany("DELETE FROM pending_dense WHERE point_id=?", [(i,) for i in point_ids])
+            db.executemany("DELETE FROM pending_dense WHERE point_id=?", [(i,) for i in pids(point_ids)])
 
     def unranked_pending(self) -> list[tuple[str, str | None, int]]:
         """(path, chunk_kind, mtime_ns) of the files with queued chunks that have no fill order yet."""
         with self._lock:
             return self._db.execute(
-                "SELECT DISTINCT c.path, f.chunk_kind, COALESCE(f.mtime_ns, 0) FROM pending_dense p"
-                " JOIN chunks c ON c.point_id = p.point_id LEFT JOIN files f ON f.path = c.path"
-                " WHERE p.fill_order = -1").fetchall()
+                "SELECT DISTINCT pa.path, f.chunk_kind, COALESCE(f.mtime_ns, 0) FROM pending_dense p"
+                " JOIN chunks c ON c.point_id = p.point_id JOIN paths pa ON pa.id = c.file"
+                " LEFT JOIN files f ON f.path = pa.path WHERE p.fill_order = -1").fetchall()
 
     def set_fill_order(self, orders: list[tuple[int, str]]) -> None:
         """Give the unranked queued chunks of each path its fill order: ``[(fill_order, path)]``."""
@@ -67,26 +70,27 @@ class DenseQueue:
             # by point id through chunks(path): the unary + keeps the planner off the fill_order index
             # (every row is unranked at first: that would scan the whole queue per path)
             db.executemany("UPDATE pending_dense SET fill_order=? WHERE point_id IN"
-                           " (SELECT point_id FROM chunks WHERE path=?) AND +fill_order=-1", orders)
+                           f" (SELECT point_id FROM chunks WHERE file={FILE}) AND +fill_order=-1", orders)
 
     def without_dense(self, point_ids: list[str]) -> set[str]:
         """Those of these chunks that have no dense vector yet (search while the fill runs)."""
         out: set[str] = set()
         with self._lock:
             for start in range(0, len(point_ids), 500):
-                part = point_ids[start:start + 500]
+                asked = stored_ids(point_ids[start:start + 500])
                 # by primary key: the unary + keeps the planner off the ``has_dense`` index, which it
                 # took and which, mid-fill, walks every chunk without a vector (~60 ms a search on the
                 # monorepo's 137k chunks at 4.9 % coverage, ``docs/benchmarks.md`` "The dense leg")
-                out.update(r[0] for r in self._db.execute(
-                    f"SELECT point_id FROM chunks WHERE +has_dense=0 AND point_id IN ({','.join('?' * len(part))})",
-                    part))
+                out.update(asked[r[0]] for r in self._db.execute(
+                    f"SELECT point_id FROM chunks WHERE +has_dense=0 AND point_id IN ({','.join('?' * len(asked))})",
+                    list(asked)))
         return out
 
     def mark_dense_done(self, point_ids: list[str]) -> None:
         with self.transaction() as db:
-            db.executemany("DELETE FROM pending_dense WHERE point_id=?", [(i,) for i in point_ids])
-            db.executemany("UPDATE chunks SET has_dense=1 WHERE point_id=?", [(i,) for i in point_ids])
+            stored = [(i,) for i in pids(point_ids)]
+            db.executemany("DELETE FROM pending_dense WHERE point_id=?", stored)
+            db.executemany("UPDATE chunks SET has_dense=1 WHERE point_id=?", stored)
         self.trim()
 
     def trim(self, at_least: int = TRIM_FREE_PAGES) -> int:

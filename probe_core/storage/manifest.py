@@ -23,6 +23,7 @@ from pathlib import Path
 from ..errors import IndexDamaged
 from .damage import CheckedConnection, check_on_open, mark_clean
 from .dense_queue import FROM_FILE, DenseQueue, pack
+from .manifest_codec import FILE, digest, digest_text, forget_path, hex_sql, path_ids, pid, pid_text, pids, stored_ids
 from .manifest_schema import SCHEMA_VERSION, create_or_migrate
 
 __all__ = ["ChunkRow", "FileRow", "Manifest", "NewFile", "SCHEMA_VERSION"]
@@ -52,6 +53,15 @@ class ChunkRow:
     symbol_kind: str | None
     parent_symbol: str | None
     is_fragment: bool
+
+
+# a chunks row's columns but its file, for ``_chunk_row``
+_CHUNK_COLUMNS = ("point_id, chunk_idx, start_line, end_line, chunk_hash, symbol, symbol_kind, parent_symbol,"
+                  " is_fragment")
+
+
+def _chunk_row(path: str, r: tuple) -> ChunkRow:
+    return ChunkRow(pid_text(r[0]), path, r[1], r[2], r[3], digest_text(r[4]), r[5], r[6], r[7], bool(r[8]))
 
 
 class Manifest(DenseQueue):
@@ -167,6 +177,7 @@ class Manifest(DenseQueue):
         with self.transaction() as db:
             _leave_live(db, path, retain)
             db.execute("DELETE FROM files WHERE path=?", (path,))
+            forget_path(db, path)
 
     def update_stat(self, row: FileRow) -> None:
         """Record new stat fields for a file whose content (hash) did not change. Its chunks the fill
@@ -188,6 +199,7 @@ class Manifest(DenseQueue):
             _leave_live(db, row.path, retain)
             _put_file(db, FileRow(row.path, row.mtime_ns, row.size, "", error[:500], row.ctime_ns, row.inode,
                                   row.dev), None, None, time.time())
+            forget_path(db, row.path)
 
     def errors(self, limit: int = 20) -> list[tuple[str, str]]:
         with self._lock:
@@ -198,20 +210,19 @@ class Manifest(DenseQueue):
     # -- chunks ------------------------------------------------------------------------------
     def chunk_ids(self, *, live: bool | None = None) -> dict[str, str]:
         """point id → path, of every chunk (``live=None``), or only live / retained ones."""
-        sql, args = "SELECT point_id, path FROM chunks", ()
+        sql, args = "SELECT c.point_id, p.path FROM chunks c CROSS JOIN paths p ON p.id = c.file", ()
         if live is not None:
-            sql, args = sql + " WHERE live=?", (int(live),)
+            sql, args = sql + " WHERE c.live=?", (int(live),)
         with self._lock:
-            return dict(self._db.execute(sql, args).fetchall())
+            return {pid_text(i): path for i, path in self._db.execute(sql, args)}
 
     def chunks_for(self, path: str) -> list[ChunkRow]:
         """The live (checked-out) chunks of ``path``, in line order."""
         with self._lock:
             rows = self._db.execute(
-                "SELECT point_id, path, chunk_idx, start_line, end_line, chunk_hash, symbol, symbol_kind,"
-                " parent_symbol, is_fragment FROM chunks WHERE path=? AND live=1 ORDER BY start_line",
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE file={FILE} AND live=1 ORDER BY start_line",
                 (path,)).fetchall()
-        return [ChunkRow(*r[:9], bool(r[9])) for r in rows]
+        return [_chunk_row(path, r) for r in rows]
 
     def chunk_at(self, path: str, line: int) -> ChunkRow | None:
         """The smallest live chunk of ``path`` holding ``line``; of two as small, the first in
@@ -219,10 +230,9 @@ class Manifest(DenseQueue):
         few lines of a large file (the search's graph neighbours)."""
         with self._lock:
             row = self._db.execute(
-                "SELECT point_id, path, chunk_idx, start_line, end_line, chunk_hash, symbol, symbol_kind,"
-                " parent_symbol, is_fragment FROM chunks WHERE path=? AND live=1 AND start_line<=? AND end_line>=?"
+                f"SELECT {_CHUNK_COLUMNS} FROM chunks WHERE file={FILE} AND live=1 AND start_line<=? AND end_line>=?"
                 " ORDER BY end_line - start_line, start_line, rowid LIMIT 1", (path, line, line)).fetchone()
-        return ChunkRow(*row[:9], bool(row[9])) if row else None
+        return _chunk_row(path, row) if row else None
 
     def indexed_files(self) -> dict[str, tuple[str, str | None, str | None]]:
         """path → (file_hash, language, chunk_kind) of every checked-out file indexed without an error."""
@@ -243,17 +253,18 @@ class Manifest(DenseQueue):
         out: dict[str, dict] = {}
         with self._lock:
             for start in range(0, len(point_ids), 500):
-                part = point_ids[start:start + 500]
+                asked = stored_ids(point_ids[start:start + 500])
+                part = list(asked)
                 rows = self._db.execute(
-                    "SELECT c.point_id, c.path, c.start_line, c.end_line, c.chunk_hash, c.symbol, c.symbol_kind,"
+                    "SELECT c.point_id, p.path, c.start_line, c.end_line, c.chunk_hash, c.symbol, c.symbol_kind,"
                     " c.parent_symbol, c.is_fragment, c.file_hash, f.language, f.chunk_kind"
-                    " FROM chunks c JOIN files f ON f.path = c.path"
+                    " FROM chunks c CROSS JOIN paths p ON p.id = c.file JOIN files f ON f.path = p.path"
                     f" WHERE c.live=1 AND c.point_id IN ({','.join('?' * len(part))})", part).fetchall()
                 for r in rows:
-                    out[r[0]] = {"file_path": r[1], "start_line": r[2], "end_line": r[3], "chunk_hash": r[4],
-                                 "symbol": r[5], "symbol_kind": r[6], "parent_symbol": r[7],
-                                 "is_fragment": bool(r[8]), "file_hash": r[9], "language": r[10],
-                                 "chunk_kind": r[11]}
+                    out[asked[r[0]]] = {
+                        "file_path": r[1], "start_line": r[2], "end_line": r[3], "chunk_hash": digest_text(r[4]),
+                        "symbol": r[5], "symbol_kind": r[6], "parent_symbol": r[7], "is_fragment": bool(r[8]),
+                        "file_hash": digest_text(r[9]), "language": r[10], "chunk_kind": r[11]}
         return out
 
     def dense_donors(self, path: str) -> list[tuple[str, str, str | None, str | None]]:
@@ -261,25 +272,27 @@ class Manifest(DenseQueue):
         (``+has_dense``: by the path's index; SQLite otherwise walks ``chunks(has_dense)``, every
         embedded chunk of the repository, ~25 ms a file at monorepo size)."""
         with self._lock:
-            return self._db.execute(
-                "SELECT point_id, chunk_hash, symbol, parent_symbol FROM chunks WHERE path=? AND +has_dense=1",
+            rows = self._db.execute(
+                f"SELECT point_id, chunk_hash, symbol, parent_symbol FROM chunks WHERE file={FILE} AND +has_dense=1",
                 (path,)).fetchall()
+        return [(pid_text(i), digest_text(h), sym, parent) for i, h, sym, parent in rows]
 
     def live_ids(self, point_ids: list[str]) -> set[str]:
         """Which of ``point_ids`` belong to the checked-out version of their file."""
         out: set[str] = set()
         with self._lock:
             for start in range(0, len(point_ids), 500):
-                part = point_ids[start:start + 500]
-                q = f"SELECT point_id FROM chunks WHERE live=1 AND point_id IN ({','.join('?' * len(part))})"
-                out.update(r[0] for r in self._db.execute(q, part))
+                asked = stored_ids(point_ids[start:start + 500])
+                q = f"SELECT point_id FROM chunks WHERE live=1 AND point_id IN ({','.join('?' * len(asked))})"
+                out.update(asked[r[0]] for r in self._db.execute(q, list(asked)))
         return out
 
     # -- branches ----------------------------------------------------------------------------
     def version_ids(self, path: str, file_hash: str, *, live: bool) -> list[str]:
         with self._lock:
-            return [r[0] for r in self._db.execute(
-                "SELECT point_id FROM chunks WHERE path=? AND file_hash=? AND live=?", (path, file_hash, int(live)))]
+            return [pid_text(r[0]) for r in self._db.execute(
+                f"SELECT point_id FROM chunks WHERE file={FILE} AND file_hash=? AND live=?",
+                (path, digest(file_hash), int(live)))]
 
     def revive(self, row: FileRow, language: str | None, chunk_kind: str | None, *,
                retain_old: bool = False) -> list[str]:
@@ -289,13 +302,14 @@ class Manifest(DenseQueue):
         The file row and the live flag change in one transaction.
         """
         with self.transaction() as db:
-            ids = [r[0] for r in db.execute(
-                "SELECT point_id FROM chunks WHERE path=? AND file_hash=? AND live=0", (row.path, row.file_hash))]
+            version = (row.path, digest(row.file_hash))
+            ids = [pid_text(r[0]) for r in db.execute(
+                f"SELECT point_id FROM chunks WHERE file={FILE} AND file_hash=? AND live=0", version)]
             if not ids:
                 return []
             _leave_live(db, row.path, retain_old)
-            db.execute("UPDATE chunks SET live=1 WHERE path=? AND file_hash=?", (row.path, row.file_hash))
-            _requeue(db, row.path, "file_hash=?", row.file_hash)  # dropped by the fill while not on disk
+            db.execute(f"UPDATE chunks SET live=1 WHERE file={FILE} AND file_hash=?", version)
+            _requeue(db, row.path, "file_hash=?", version[1])  # dropped by the fill while not on disk
             _put_file(db, FileRow(row.path, row.mtime_ns, row.size, row.file_hash, None, row.ctime_ns, row.inode,
                                   row.dev), language, chunk_kind, time.time())
         return ids
@@ -305,19 +319,22 @@ class Manifest(DenseQueue):
         out: set[tuple[str, str]] = set()
         with self._lock:
             for start in range(0, len(point_ids), 500):
-                part = point_ids[start:start + 500]
-                q = f"SELECT DISTINCT path, file_hash FROM chunks WHERE point_id IN ({','.join('?' * len(part))})"
-                out.update((r[0], r[1]) for r in self._db.execute(q, part))
+                part = pids(point_ids[start:start + 500])
+                q = ("SELECT DISTINCT p.path, c.file_hash FROM chunks c CROSS JOIN paths p ON p.id = c.file"
+                     f" WHERE c.point_id IN ({','.join('?' * len(part))})")
+                out.update((r[0], digest_text(r[1])) for r in self._db.execute(q, part))
         return out
 
     def drop_version(self, path: str, file_hash: str) -> list[str]:
         """Delete a retained (not live) version's chunk rows; returns their point ids."""
+        version = (path, digest(file_hash))
         with self.transaction() as db:
             ids = [r[0] for r in db.execute(
-                "SELECT point_id FROM chunks WHERE path=? AND file_hash=? AND live=0", (path, file_hash))]
+                f"SELECT point_id FROM chunks WHERE file={FILE} AND file_hash=? AND live=0", version)]
             db.executemany("DELETE FROM pending_dense WHERE point_id=?", [(i,) for i in ids])
-            db.execute("DELETE FROM chunks WHERE path=? AND file_hash=? AND live=0", (path, file_hash))
-        return ids
+            db.execute(f"DELETE FROM chunks WHERE file={FILE} AND file_hash=? AND live=0", version)
+            forget_path(db, path)
+        return [pid_text(i) for i in ids]
 
     def set_branch_file(self, branch: str, path: str, file_hash: str | None) -> None:
         """Record (or with ``None`` forget) the version ``branch`` has of ``path``."""
@@ -352,9 +369,11 @@ class Manifest(DenseQueue):
     def version_tags(self) -> list[tuple[str, str]]:
         """(point_id, branches joined by U+001F) for every chunk: the tag its point should carry."""
         with self._lock:
-            return self._db.execute(
+            rows = self._db.execute(
                 "SELECT c.point_id, COALESCE((SELECT group_concat(b.branch, char(31)) FROM branch_files b"
-                " WHERE b.path=c.path AND b.file_hash=c.file_hash), '') FROM chunks c").fetchall()
+                f" WHERE b.path=p.path AND b.file_hash={hex_sql('c.file_hash')}), '')"
+                " FROM chunks c CROSS JOIN paths p ON p.id = c.file").fetchall()
+        return [(pid_text(i), tags) for i, tags in rows]
 
     def set_branch_files(self, branch: str, versions: list[tuple[str, str]]) -> None:
         """Record many (path, file_hash) versions of ``branch`` in one transaction."""
@@ -376,9 +395,11 @@ class Manifest(DenseQueue):
     def unheld_versions(self) -> list[tuple[str, str]]:
         """Retained versions no branch has any more (left behind by a stop mid-prune)."""
         with self._lock:
+            version = hex_sql("c.file_hash")
             return self._db.execute(
-                "SELECT DISTINCT c.path, c.file_hash FROM chunks c WHERE c.live=0 AND NOT EXISTS"
-                " (SELECT 1 FROM branch_files b WHERE b.path=c.path AND b.file_hash=c.file_hash)").fetchall()
+                f"SELECT DISTINCT p.path, {version} FROM chunks c CROSS JOIN paths p ON p.id = c.file"
+                " WHERE c.live=0 AND NOT EXISTS"
+                f" (SELECT 1 FROM branch_files b WHERE b.path=p.path AND b.file_hash={version})").fetchall()
 
     def is_live_version(self, path: str, file_hash: str) -> bool:
         with self._lock:
@@ -394,7 +415,7 @@ class Manifest(DenseQueue):
 
     def clear(self) -> None:
         with self.transaction() as db:
-            for table in ("files", "chunks", "pending_dense", "branch_files"):
+            for table in ("files", "chunks", "pending_dense", "branch_files", "paths"):
                 db.execute(f"DELETE FROM {table}")
             db.execute("DELETE FROM meta WHERE key NOT IN ('schema_version')")
 
@@ -431,16 +452,17 @@ def _put_files(db: sqlite3.Connection, files: list[NewFile], now: float, *, dens
         " last_error, ctime_ns, inode, dev) VALUES(?,?,?,?,?,?,?,?,?,?,?)",
         [(f.row.path, f.row.mtime_ns, f.row.size, f.row.file_hash, f.language, f.chunk_kind, now,
           f.row.last_error, f.row.ctime_ns, f.row.inode, f.row.dev) for f in files])
+    ids = path_ids(db, {c.path for f in files for c in f.chunks})
     db.executemany(
-        "INSERT OR REPLACE INTO chunks(point_id, path, chunk_idx, start_line, end_line, chunk_hash,"
+        "INSERT OR REPLACE INTO chunks(point_id, file, chunk_idx, start_line, end_line, chunk_hash,"
         " symbol, symbol_kind, parent_symbol, is_fragment, has_dense, file_hash, live)"
         " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,1)",
-        [(c.point_id, c.path, c.chunk_idx, c.start_line, c.end_line, c.chunk_hash, c.symbol,
+        [(pid(c.point_id), ids[c.path], c.chunk_idx, c.start_line, c.end_line, digest(c.chunk_hash), c.symbol,
           c.symbol_kind, c.parent_symbol, int(c.is_fragment), int(dense_done or c.point_id in embedded),
-          f.row.file_hash) for f in files for c in f.chunks])
+          digest(f.row.file_hash)) for f in files for c in f.chunks])
     if not dense_done:
         db.executemany("INSERT OR REPLACE INTO pending_dense(point_id, text, fill_order) VALUES(?,?,?)",
-                       [(c.point_id, t, f.fill_order) for f in files for c, t in zip(f.chunks, f.packed)
+                       [(pid(c.point_id), t, f.fill_order) for f in files for c, t in zip(f.chunks, f.packed)
                         if c.point_id not in embedded])
 
 
@@ -450,19 +472,20 @@ def _requeue(db: sqlite3.Connection, path: str, which: str, *args) -> None:
     ``+has_dense`` keeps SQLite on the path's index, not ``chunks(has_dense)`` (every unembedded
     chunk: ~23 ms a file on the monorepo mid-fill)."""
     db.execute("INSERT OR IGNORE INTO pending_dense(point_id, text) SELECT point_id, ? FROM chunks"
-               f" WHERE path=? AND {which} AND +has_dense=0", (FROM_FILE, path, *args))
+               f" WHERE file={FILE} AND {which} AND +has_dense=0", (FROM_FILE, path, *args))
 
 
 def _leave_live(db: sqlite3.Connection, path: str, retain: bool) -> None:
     """The checked-out version of ``path`` stops being live: kept as retained, or deleted."""
     if retain:
-        db.execute("UPDATE chunks SET live=0 WHERE path=? AND live=1", (path,))
+        db.execute(f"UPDATE chunks SET live=0 WHERE file={FILE} AND live=1", (path,))
     else:
         _drop_live(db, path)
 
 
 def _drop_live(db: sqlite3.Connection, path: str) -> None:
     """Delete the checked-out version's chunk rows of ``path`` and their dense queue entries."""
-    db.execute("DELETE FROM pending_dense WHERE point_id IN (SELECT point_id FROM chunks WHERE path=? AND live=1)",
-               (path,))
-    db.execute("DELETE FROM chunks WHERE path=? AND live=1", (path,))
+    db.execute("DELETE FROM pending_dense WHERE point_id IN"
+               f" (SELECT point_id FROM chunks WHERE file={FILE} AND live=1)", (path,))
+    db.execute(f"DELETE FROM chunks WHERE file={FILE} AND live=1", (path,))
+

@@ -6,9 +6,16 @@ the index needs (a manifest that cannot be migrated would be rebuilt by ``probe 
 """
 from __future__ import annotations
 
-SCHEMA_VERSION = 5
+import logging
+import time
 
-_SCHEMA = """
+from ..errors import IndexTooNew
+from .manifest_codec import digest, pid
+
+SCHEMA_VERSION = 6
+log = logging.getLogger("probe.manifest")
+
+_SCHEMA_TEMPLATE = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
     path TEXT PRIMARY KEY,
@@ -25,22 +32,10 @@ CREATE TABLE IF NOT EXISTS files (
     inode INTEGER NOT NULL DEFAULT 0,
     dev INTEGER NOT NULL DEFAULT 0
 );
-CREATE TABLE IF NOT EXISTS chunks (
-    point_id TEXT PRIMARY KEY,
-    path TEXT NOT NULL,
-    chunk_idx INTEGER NOT NULL,
-    start_line INTEGER NOT NULL,
-    end_line INTEGER NOT NULL,
-    chunk_hash TEXT NOT NULL,
-    symbol TEXT,
-    symbol_kind TEXT,
-    parent_symbol TEXT,
-    is_fragment INTEGER NOT NULL DEFAULT 0,
-    has_dense INTEGER NOT NULL DEFAULT 0,
-    file_hash TEXT NOT NULL DEFAULT '',
-    live INTEGER NOT NULL DEFAULT 1
-);
-CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path, start_line);
+-- a chunk names its file by ``paths.id``; its point id and hashes are stored as bytes
+-- (``manifest_codec.py``: version 6; the path, a 36-character id and hex text before)
+CREATE TABLE IF NOT EXISTS paths (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
+{chunks}CREATE INDEX IF NOT EXISTS chunks_path ON chunks(file, start_line);
 CREATE INDEX IF NOT EXISTS chunks_dense ON chunks(has_dense);
 -- the version of each file a branch had when it was last indexed (checked out)
 CREATE TABLE IF NOT EXISTS branch_files (
@@ -55,13 +50,32 @@ CREATE INDEX IF NOT EXISTS branch_files_version ON branch_files(path, file_hash)
 -- large repository queues about its whole source, so that is 2.5x smaller
 -- fill_order: the queue's key, smallest first (indexing/fill_order.py; -1: not ranked yet).
 -- A queued chunk's path is its chunks row's (no path here: version 5; no index on it: version 4)
-CREATE TABLE IF NOT EXISTS pending_dense (
-    point_id TEXT PRIMARY KEY,
+{queue}CREATE INDEX IF NOT EXISTS pending_order ON pending_dense(fill_order);  -- rowid is its tail
+"""
+
+_CHUNKS = """CREATE TABLE IF NOT EXISTS {name} (
+    point_id BLOB PRIMARY KEY,
+    file INTEGER NOT NULL,
+    chunk_idx INTEGER NOT NULL,
+    start_line INTEGER NOT NULL,
+    end_line INTEGER NOT NULL,
+    chunk_hash BLOB NOT NULL,
+    symbol TEXT,
+    symbol_kind TEXT,
+    parent_symbol TEXT,
+    is_fragment INTEGER NOT NULL DEFAULT 0,
+    has_dense INTEGER NOT NULL DEFAULT 0,
+    file_hash BLOB NOT NULL DEFAULT '',
+    live INTEGER NOT NULL DEFAULT 1
+);
+"""
+_QUEUE = """CREATE TABLE IF NOT EXISTS {name} (
+    point_id BLOB PRIMARY KEY,
     text TEXT NOT NULL,
     fill_order INTEGER NOT NULL DEFAULT -1
 );
-CREATE INDEX IF NOT EXISTS pending_order ON pending_dense(fill_order);  -- rowid is its tail
 """
+_SCHEMA = _SCHEMA_TEMPLATE.format(chunks=_CHUNKS.format(name="chunks"), queue=_QUEUE.format(name="pending_dense"))
 
 
 def create_or_migrate(db) -> None:
@@ -73,6 +87,7 @@ def create_or_migrate(db) -> None:
     """
     if db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0:
         db.execute("PRAGMA auto_vacuum=INCREMENTAL")
+    _refuse_newer(db)
     db.execute("PRAGMA journal_mode=WAL")
     db.execute("PRAGMA synchronous=NORMAL")
     _migrate(db)
@@ -87,7 +102,8 @@ def _migrate(db) -> None:
     Version 3 → 4: the dense queue's index on path goes (a file's rows are found by point id
     through ``chunks``): a fifth of the queue's size.
     Version 4 → 5: the dense queue's path column goes too (read from ``chunks`` by point id): a
-    lexical-only monorepo index's queue is mostly empty texts, so the paths were a quarter of it."""
+    lexical-only monorepo index's queue is mostly empty texts, so the paths were a quarter of it.
+    Version 5 → 6: compact chunks (``_to_compact_chunks``)."""
     file_cols = {r[1] for r in db.execute("PRAGMA table_info(files)")}
     if file_cols and "ctime_ns" not in file_cols:
         db.executescript("""
@@ -112,3 +128,65 @@ def _migrate(db) -> None:
     db.execute("DROP INDEX IF EXISTS pending_path")
     if "path" in queue_cols:  # after its index is gone: SQLite drops no indexed column
         db.execute("ALTER TABLE pending_dense DROP COLUMN path")
+    if cols and "path" in cols:
+        _to_compact_chunks(db)
+
+
+def _refuse_newer(db) -> None:
+    """A manifest written by a newer Probe (a layout this code cannot read) is left as it is."""
+    if db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'").fetchone() is None:
+        return
+    row = db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    try:
+        found = int(row[0]) if row else 0
+    except ValueError:
+        found = 0
+    if found > SCHEMA_VERSION:
+        raise IndexTooNew(
+            f"this index's manifest is schema version {found}, newer than this Probe's {SCHEMA_VERSION}: "
+            "upgrade Probe, or run `probe index --rebuild` to index again with this version")
+
+
+_COMPACT_CHUNKS = (
+    "CREATE TABLE paths (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE)",
+    "INSERT INTO paths(path) SELECT DISTINCT path FROM chunks ORDER BY path",
+    _CHUNKS.format(name="chunks_v6"),
+    "INSERT INTO chunks_v6(rowid, point_id, file, chunk_idx, start_line, end_line, chunk_hash, symbol, symbol_kind,"
+    " parent_symbol, is_fragment, has_dense, file_hash, live) SELECT c.rowid, probe_pid(c.point_id), p.id,"
+    " c.chunk_idx, c.start_line, c.end_line, probe_digest(c.chunk_hash), c.symbol, c.symbol_kind, c.parent_symbol,"
+    " c.is_fragment, c.has_dense, probe_digest(c.file_hash), c.live FROM chunks c CROSS JOIN paths p ON p.path = c.path"
+    " ORDER BY c.rowid",
+    "DROP TABLE chunks",
+    "ALTER TABLE chunks_v6 RENAME TO chunks",
+    _QUEUE.format(name="pending_v6"),
+    "INSERT INTO pending_v6(rowid, point_id, text, fill_order)"
+    " SELECT rowid, probe_pid(point_id), text, fill_order FROM pending_dense ORDER BY rowid",
+    "DROP TABLE pending_dense",
+    "ALTER TABLE pending_v6 RENAME TO pending_dense",
+)
+
+
+def _to_compact_chunks(db) -> None:
+    """Version 5 → 6, in place and in one transaction: ``chunks`` names its file by ``paths.id``
+    and keeps point ids and hashes as bytes, the queue its point ids (``manifest_codec.py``).
+    Row ids are kept (they order the queue and break ties between chunks); nothing else changes,
+    the store's points and vectors are not touched."""
+    began = time.monotonic()
+    db.create_function("probe_pid", 1, pid, deterministic=True)
+    db.create_function("probe_digest", 1, digest, deterministic=True)
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        # another process opening the same manifest may have converted it meanwhile
+        if "path" not in {r[1] for r in db.execute("PRAGMA table_info(chunks)")}:
+            db.execute("ROLLBACK")
+            return
+        for statement in _COMPACT_CHUNKS:
+            db.execute(statement)
+        db.execute("COMMIT")
+    except BaseException:
+        if db.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+    if db.execute("PRAGMA auto_vacuum").fetchone()[0] == 2:  # the old tables' pages back to the file system
+        db.executescript("PRAGMA incremental_vacuum;")
+    log.info("manifest: chunks converted to schema 6 in %.1f s", time.monotonic() - began)

@@ -50,7 +50,8 @@ def index_snapshot(root: Path) -> dict:
         db = ws.manifest._db  # read-only queries over the manifest's own connection
         files = sorted(db.execute("SELECT path, size, file_hash, language, chunk_kind, last_error FROM files"))
         chunks = sorted(db.execute(
-            "SELECT point_id, path, chunk_idx, start_line, end_line, chunk_hash, file_hash, live FROM chunks"))
+            "SELECT point_id, p.path, chunk_idx, start_line, end_line, chunk_hash, file_hash, live FROM chunks c"
+            " JOIN paths p ON p.id = c.file"))
         branch_files = sorted(db.execute("SELECT branch, path, file_hash FROM branch_files"))
         pending = db.execute("SELECT COUNT(*) FROM pending_dense").fetchone()[0]
         meta = {k: ws.manifest.get_meta(k) for k in ("index_dirty", "embedding_model_id", "embedding_dimensions")}
@@ -153,13 +154,14 @@ def assert_dense_consistent(root: Path, snap: dict, sample: int = 48) -> int:
     from probe_core import Workspace
     from probe_core.chunking import chunk_file
     from probe_core.indexing.indexer import index_text
+    from probe_core.storage.manifest_codec import pid_text
     from probe_core.scan import read_text
 
     ws = Workspace.open(root, create=False)
     try:
         db = ws.manifest._db
-        marked = {r[0] for r in db.execute("SELECT point_id FROM chunks WHERE has_dense=1")}
-        queued = {r[0] for r in db.execute("SELECT point_id FROM pending_dense")}
+        marked = {pid_text(r[0]) for r in db.execute("SELECT point_id FROM chunks WHERE has_dense=1")}
+        queued = {pid_text(r[0]) for r in db.execute("SELECT point_id FROM pending_dense")}
         stored = {pid for pid, (_payload, dense) in snap["points"].items() if dense}
         assert stored == marked, f"{len(stored ^ marked)} points disagree on having a dense vector"
         assert queued == set(snap["points"]) - marked, "the dense queue is not exactly the chunks without vectors"

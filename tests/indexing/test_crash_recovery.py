@@ -129,7 +129,7 @@ def test_kill_during_a_branch_switch(tmp_path):
     git(root, "commit", "-qam", "feature")
 
     run_and_kill(root, ["--lexical-only"],
-                 lambda db: 20 < _count(db, "SELECT COUNT(DISTINCT path) FROM chunks WHERE live=0") < 250)
+                 lambda db: 20 < _count(db, "SELECT COUNT(DISTINCT file) FROM chunks WHERE live=0") < 250)
     index_cli(root, "--lexical-only")
 
     ws = Workspace.open(root)

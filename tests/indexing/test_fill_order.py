@@ -46,7 +46,7 @@ def test_the_queue_serves_source_first_then_tests_docs_config_generated(tmp_path
                                 "deploy.yaml", "shop/api_pb2.py"]
     # the first batch embeds the newest source file's chunks, nothing else
     fill_dense(ws, batch=2, should_stop=lambda: ws.manifest.counts()["chunks_dense"] >= 2)
-    done = {r[0] for r in ws.manifest._db.execute("SELECT path FROM chunks WHERE has_dense=1")}
+    done = {r[0] for r in ws.manifest._db.execute("SELECT p.path FROM chunks c JOIN paths p ON p.id = c.file WHERE c.has_dense=1")}
     assert done == {"shop/prices.py"}
     ws.close()
 
@@ -68,7 +68,7 @@ def test_a_queue_from_before_fill_order_is_ranked_when_the_fill_starts(tmp_path)
     with ws.manifest.transaction() as db:  # as an older Probe left it: arrival order, no key
         db.execute("UPDATE pending_dense SET fill_order=-1")
     fill_dense(ws, batch=2, should_stop=lambda: ws.manifest.counts()["chunks_dense"] >= 2)
-    done = {r[0] for r in ws.manifest._db.execute("SELECT path FROM chunks WHERE has_dense=1")}
+    done = {r[0] for r in ws.manifest._db.execute("SELECT p.path FROM chunks c JOIN paths p ON p.id = c.file WHERE c.has_dense=1")}
     assert done == {"shop/prices.py"}
     ws.close()
 

@@ -40,10 +40,10 @@ GRAPH_SQL = {
                 " JOIN graph_files f ON f.id = p.file",
 }
 MANIFEST_SQL = {
-    "chunks": "SELECT point_id, path, chunk_idx, start_line, end_line, chunk_hash, symbol, symbol_kind,"
-              " parent_symbol FROM chunks",
+    "chunks": "SELECT point_id, p.path, chunk_idx, start_line, end_line, chunk_hash, symbol, symbol_kind,"
+              " parent_symbol FROM chunks c JOIN paths p ON p.id = c.file",
     "files": "SELECT path, file_hash, language, last_error FROM files",
-    "queued": "SELECT p.point_id, c.path FROM pending_dense p JOIN chunks c USING (point_id)",  # the texts: ``test_same_texts_to_embed``
+    "queued": "SELECT q.point_id, p.path FROM pending_dense q JOIN chunks c USING (point_id) JOIN paths p ON p.id = c.file",  # the texts: ``test_same_texts_to_embed``
     "meta": "SELECT key, value FROM meta WHERE key = 'bm25_avg_len'",
 }
 

@@ -101,8 +101,9 @@ def test_one_line_lookups_resolve_equal_chunks_like_the_map(tmp_path):
     spans = [(5, 12), (1, 50), (1, 50), (3, 9), (5, 12), (10, 10), (40, 60), (70, 80)]
     man = Manifest(tmp_path / "manifest.sqlite")
     with man.transaction() as db:
-        db.executemany("INSERT INTO chunks(point_id, path, chunk_idx, start_line, end_line, chunk_hash) VALUES(?,?,?,?,?,'')",
-                       [(f"p{i}", "f", i, s, e) for i, (s, e) in enumerate(spans)])
+        db.execute("INSERT INTO paths(id, path) VALUES(1, 'f')")
+        db.executemany("INSERT INTO chunks(point_id, file, chunk_idx, start_line, end_line, chunk_hash) VALUES(?,1,?,?,?,'')",
+                       [(f"p{i}", i, s, e) for i, (s, e) in enumerate(spans)])
     chunks = _FileChunks(man.chunks_for("f"))
     for line in range(0, 85):
         assert man.chunk_at("f", line) == chunks.at(line), line

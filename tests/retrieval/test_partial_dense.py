@@ -37,11 +37,12 @@ def _half_embedded(tmp_path) -> Workspace:
     ws = Workspace.open(write_tree(tmp_path / "web", FILES))
     index_workspace(ws, dense=False)
     with ws.manifest.transaction() as db:
-        db.execute("UPDATE pending_dense SET fill_order = CASE WHEN point_id IN (SELECT point_id FROM chunks"
-                   " WHERE path IN ('.github/workflows/ci.yaml', 'docs/changelog.md')) THEN 0 ELSE 1 END")
+        db.execute("UPDATE pending_dense SET fill_order = CASE WHEN point_id IN (SELECT point_id FROM chunks c"
+                   " JOIN paths p ON p.id = c.file WHERE p.path IN ('.github/workflows/ci.yaml', 'docs/changelog.md'))"
+                   " THEN 0 ELSE 1 END")
     wrong = sum(1 for _, p, _ in ws.manifest.pending_dense(1000) if not p.startswith("src/"))
     fill_dense(ws, batch=wrong, should_stop=lambda: ws.manifest.counts()["chunks_dense"] >= wrong)
-    embedded = {r[0] for r in ws.manifest._db.execute("SELECT path FROM chunks WHERE has_dense=1")}
+    embedded = {r[0] for r in ws.manifest._db.execute("SELECT p.path FROM chunks c JOIN paths p ON p.id = c.file WHERE c.has_dense=1")}
     assert embedded == {".github/workflows/ci.yaml", "docs/changelog.md"}
     return ws
 
@@ -112,8 +113,8 @@ def test_a_definition_found_lexically_keeps_its_place_at_partial_coverage(tmp_pa
     lexical = search(ws, "where is to_expr", top_k=5).results[0]
     assert (lexical.path, lexical.start_line) == ("pkg/core/convert.py", 1)
     with ws.manifest.transaction() as db:  # the fill embedded the docs first: a sample that knows nothing of it
-        db.execute("UPDATE pending_dense SET fill_order = CASE WHEN point_id IN (SELECT point_id FROM chunks"
-                   " WHERE path LIKE 'docs/%') THEN 0 ELSE 1 END")
+        db.execute("UPDATE pending_dense SET fill_order = CASE WHEN point_id IN (SELECT point_id FROM chunks c"
+                   " JOIN paths p ON p.id = c.file WHERE p.path LIKE 'docs/%') THEN 0 ELSE 1 END")
     fill_dense(ws, batch=2, should_stop=lambda: ws.manifest.counts()["chunks_dense"] >= 2)
     resp = search(ws, "where is to_expr", top_k=5)
     assert 0 < resp.dense_coverage < 0.05

@@ -6,6 +6,8 @@ import sqlite3
 
 from probe_core.storage.manifest import ChunkRow, FileRow, Manifest
 
+from .manifest_v5 import to_version_5
+
 
 def _chunk(path: str, k: int) -> ChunkRow:
     return ChunkRow(f"{path}-{k}", path, k, k * 10 + 1, k * 10 + 9, f"h{k}", None, None, None, False)
@@ -63,6 +65,7 @@ def test_the_manifest_gives_back_the_pages_of_a_drained_queue(tmp_path):
 
 def _as_version(m: Manifest, version: int) -> None:
     """The queue as versions 3 (a path column and its index) and 4 (the column alone) kept it."""
+    to_version_5(m._db)
     with m.transaction() as db:
         db.execute("ALTER TABLE pending_dense ADD COLUMN path TEXT NOT NULL DEFAULT ''")
         db.execute("UPDATE pending_dense SET path = (SELECT c.path FROM chunks c WHERE c.point_id = pending_dense.point_id)")
@@ -82,7 +85,7 @@ def test_a_version_4_manifest_loses_the_queue_path_and_its_queue_reads_the_same(
     _as_version(m, 4)
     m.close()
     m = Manifest(path)
-    assert m.get_meta("schema_version") == "5"
+    assert m.get_meta("schema_version") == "6"
     assert "path" not in {r[1] for r in m._db.execute("PRAGMA table_info(pending_dense)")}
     assert m.pending_dense(10) == before and [r[1] for r in before] == ["src/f1.py"] * 3 + ["src/f0.py"] * 3
     m.mark_dense_done(ids[3:])
@@ -97,7 +100,7 @@ def test_a_version_3_manifest_loses_the_queue_path_index_and_still_ranks_its_que
     _as_version(m, 3)
     m.close()
     m = Manifest(path)
-    assert m.get_meta("schema_version") == "5"
+    assert m.get_meta("schema_version") == "6"
     names = {r[0] for r in m._db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
     assert "pending_path" not in names and "pending_order" in names
     assert sorted(p for p, _, _ in m.unranked_pending()) == ["src/f0.py", "src/f1.py", "src/f2.py"]
