@@ -8,7 +8,9 @@ is its schedule, apart from opening backends and answering:
   it is done (``scan_and_wait``); a scan runs the lexical phase only (``index_workspace(dense=False)``),
   so a change is searchable within a moment;
 * dense vectors are filled in small batches (``fill_dense``) that yield whenever a search runs
-  (``searching``) or a scan waits: searches never queue behind the embedder;
+  (``searching``), for a short grace after one (agents and scripts ask in bursts: the next question
+  comes within moments and then finds both cores free, its process's start included), or when a scan
+  waits: searches never queue behind the embedder;
 * the progress ``index_status`` reports, and whether indexing is still in progress;
 * store upkeep: once the fill has finished and the owner has been idle a while, an Edge shard that
   was written a lot since it was last optimized is optimized in a child process on a copy
@@ -22,6 +24,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
@@ -51,7 +54,7 @@ class IndexSchedule:
 
     def __init__(self, root: Path | str, *, stop: threading.Event, dense_batch: int,
                  healthy: Callable[[], None], progressed: Callable[[IndexProgress | None], None],
-                 heartbeat: Callable[[], None]):
+                 heartbeat: Callable[[], None], grace_s: float = 0.0):
         self.root = root
         self.lock = threading.Lock()
         self.wake = threading.Condition(self.lock)
@@ -68,8 +71,10 @@ class IndexSchedule:
         self.waiters: list[tuple[threading.Event, dict]] = []  # scan_and_wait callers, told when done
         self.dense_pending = True
         self.searches = 0
-        self._search_idle = threading.Event()
-        self._search_idle.set()
+        self.grace_s = grace_s  # the fill stays paused this long after a search ends
+        self._foreground_at = float("-inf")  # monotonic time the last search ended
+        self._grace_served = float("-inf")  # graces of searches that ended by then are spent
+        self._interrupt: Callable[[], None] | None = None  # stops the fill's embedding in flight
         self.scans_completed = 0
         self.last_report: dict | None = None
         self.repaired: str | None = None  # why the index was rebuilt on open; the next scan reports it
@@ -202,16 +207,21 @@ class IndexSchedule:
             p = self.progress
             p.phase, p.chunks_total, p.chunks_embedded = "dense", counts["chunks"], counts["chunks_dense"]
             p.chunks_indexed = counts["chunks"]
-        if fill_dense(ws, state=p, batch=self.dense_batch, should_stop=self.should_yield,
-                      progress=self._progressed):
+        with self.lock:
+            self._interrupt = getattr(ws.embedder, "interrupt", None)
+        try:
+            filled = fill_dense(ws, state=p, batch=self.dense_batch, should_stop=self.should_yield,
+                                progress=self._progressed)
+        finally:
+            with self.lock:
+                self._interrupt = None
+        if filled:
             self._healthy()
-        if self._stop.is_set():
+        if self._stop.is_set() or self._wait_for_foreground():
             return
         with self.wake:
             yielded_to_scan = self.requested()
-        if self.searches:
-            self._search_idle.wait(timeout=5.0)
-        elif not yielded_to_scan:
+        if not yielded_to_scan:
             remaining = ws.manifest.counts()
             if remaining["chunks_dense"] >= remaining["chunks"] or not ws.manifest.pending_dense(1):
                 ws.store.flush()
@@ -221,23 +231,58 @@ class IndexSchedule:
                     self.optimize_wanted = wanted
                     self.progress.chunks_embedded = remaining["chunks_dense"]
 
+    def _grace_left(self) -> float:
+        """Seconds the fill still leaves to the foreground after the last search ended (0 once the
+        fill has waited a whole grace for the searches so far: a steady stream of searches, closer
+        than the grace, still leaves the fill about half the time)."""
+        if self._foreground_at <= self._grace_served:
+            return 0.0
+        return self._foreground_at + self.grace_s - time.monotonic()
+
+    def _wait_for_foreground(self, limit_s: float = 5.0) -> bool:
+        """The fill stopped for a search, or within the grace after one: wait until none runs and
+        the grace is over, waiting one grace at most once the searches are done (and ``limit_s`` in
+        all: the worker's loop still passes by, for a scan, a stop, the heartbeat). False when no
+        search held the fill back."""
+        deadline = time.monotonic() + limit_s
+        with self.wake:
+            if not (self.searches or self._grace_left() > 0):
+                return False
+            grace_end = None
+            while not (self._stop.is_set() or self.requested()):
+                now = time.monotonic()
+                left = deadline - now
+                if not self.searches:
+                    grace_end = grace_end or now + self.grace_s
+                    if self._grace_left() <= 0 or now >= grace_end:
+                        break
+                    left = min(left, self._grace_left(), grace_end - now)
+                if left <= 0:
+                    break
+                self.wake.wait(left)
+            self._grace_served = self._foreground_at  # those searches' graces are spent
+        return True
+
     def should_yield(self) -> bool:
         self._heartbeat()  # a long dense fill must not look like an abandoned workspace
-        return self._stop.is_set() or self.searches > 0 or self.requested()
+        return self._stop.is_set() or self.searches > 0 or self._grace_left() > 0 or self.requested()
 
     @contextmanager
     def searching(self):
-        """A search (or a code-intelligence answer) runs: no new dense batch starts meanwhile."""
+        """A search (or a code-intelligence answer) runs: the fill's embedding in flight stops (an
+        embedder that can be interrupted), and none starts meanwhile."""
         with self.lock:
             self.searches += 1
-            self._search_idle.clear()
+            interrupt = self._interrupt
+        if interrupt is not None:
+            interrupt()
         try:
             yield
         finally:
-            with self.lock:
+            with self.wake:
                 self.searches -= 1
-                if self.searches == 0:
-                    self._search_idle.set()
+                self._foreground_at = time.monotonic()
+                self.wake.notify_all()  # a fill waiting on it counts its grace from now
 
     # -- store upkeep ------------------------------------------------------------------------
     def count_writes(self, ws: Workspace) -> int | None:
