@@ -75,6 +75,7 @@ class IndexSchedule:
         self._foreground_at = float("-inf")  # monotonic time the last search ended
         self._grace_served = float("-inf")  # graces of searches that ended by then are spent
         self._interrupt: Callable[[], None] | None = None  # stops the fill's embedding in flight
+        self._grant = self._protected = False  # the floor: one sub-batch after a wait (``should_yield``)
         self.scans_completed = 0
         self.last_report: dict | None = None
         self.repaired: str | None = None  # why the index was rebuilt on open; the next scan reports it
@@ -260,12 +261,22 @@ class IndexSchedule:
                 if left <= 0:
                     break
                 self.wake.wait(left)
+            # searches still coming (one runs, or ended within the grace): the floor, one sub-batch
+            # that runs whatever they do, uninterrupted (``should_yield``)
+            self._grant = bool(self.searches) or self._grace_left() > 0
             self._grace_served = self._foreground_at  # those searches' graces are spent
         return True
 
     def should_yield(self) -> bool:
+        """Asked before each batch and each sub-batch of the fill. After a wait that searches cut
+        short (``_wait_for_foreground``), one sub-batch runs regardless and is not interrupted: a
+        steady stream of searches must not starve the fill (each would stop it before any work)."""
         self._heartbeat()  # a long dense fill must not look like an abandoned workspace
-        return self._stop.is_set() or self.searches > 0 or self._grace_left() > 0 or self.requested()
+        if self._stop.is_set() or self.requested():
+            return True
+        with self.lock:
+            self._protected, self._grant = self._grant, False
+            return not self._protected and (self.searches > 0 or self._grace_left() > 0)
 
     @contextmanager
     def searching(self):
@@ -273,7 +284,7 @@ class IndexSchedule:
         embedder that can be interrupted), and none starts meanwhile."""
         with self.lock:
             self.searches += 1
-            interrupt = self._interrupt
+            interrupt = None if self._protected else self._interrupt
         if interrupt is not None:
             interrupt()
         try:

@@ -150,3 +150,25 @@ def test_a_search_starting_interrupts_the_fills_embedding(tmp_path):
         assert len(ws.manifest.pending_dense(10_000)) == queued  # nothing lost: all still queued
     finally:
         ws.close()
+
+
+def test_a_stream_of_searches_leaves_the_fill_one_uninterrupted_sub_batch_per_wait():
+    """Searches closer together than the grace (or overlapping) would otherwise stop every sub-batch
+    before it did any work: after each wait they cut short, one sub-batch runs whatever they do."""
+    sched = _schedule(grace_s=3600)
+    interrupts = []
+    sched._interrupt = lambda: interrupts.append(1)  # as while the fill embeds
+    with sched.searching():
+        pass
+    assert interrupts == [1]
+    assert sched._wait_for_foreground(limit_s=0.05)  # cut short: the grace still runs
+    with sched.searching():  # the next search of the stream, already in flight
+        interrupts.clear()
+        assert not sched.should_yield()  # the granted sub-batch starts anyway ...
+        with sched.searching():
+            pass
+        assert interrupts == []  # ... and a search starting meanwhile does not stop it
+        assert sched.should_yield()  # the sub-batch after it yields again
+    with sched.searching():
+        pass
+    assert interrupts == [1]
