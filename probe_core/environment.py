@@ -58,7 +58,6 @@ VARIABLES: tuple[Variable, ...] = (
     V("PROBE_BURST_FILES", "200", "integer", "a batch with more changed paths than this becomes one full incremental scan"),
     V("PROBE_RESCAN_S", "900", "seconds", "periodic stat rescan (mtime, size, ctime, inode) that catches missed events"),
     V("PROBE_DENSE_BATCH", "16", "integer", "chunks embedded between two chances for a search to run first"),
-    V("PROBE_FILL_GRACE_S", "0.5", "seconds", "the dense fill stays paused this long after a search ends (0: resume at once)"),
     V("PROBE_ATTACH_TIMEOUT_S", "30", "seconds", "how long an attached process waits for an owner (or to become one)"),
     V("PROBE_RPC_TIMEOUT_S", "120", "seconds", "how long an attached process waits for one answer from the owner"),
     V("PROBE_TAKEOVER_POLL_S", "0.5", "seconds", "how often an attached process checks whether the owner is gone"),

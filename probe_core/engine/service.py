@@ -6,7 +6,8 @@ One *worker* thread does every write, in this order of priority:
    unreachable; the process stays up and reports ``backend_reachable: false``);
 2. run a requested scan: the first full scan at start, then the watcher's batches, lexical phase
    only, so a change is searchable within a moment;
-3. fill dense vectors in small batches, yielding whenever a search runs, just ran or a scan waits.
+3. fill dense vectors in small batches, yielding whenever a search runs (which also stops the
+   embedding in flight) or a scan waits: searches never queue behind the embedder.
 
 Steps 2 and 3 are scheduled by ``indexing/scheduler.py`` (the scan queue, the dense fill, the
 progress); this module keeps the backends healthy and answers. Attached processes reach the same
@@ -79,8 +80,7 @@ class OwnerEngine:
         self._ws: Workspace | None = None
         self._stop = threading.Event()
         self._sched = IndexSchedule(self.root, stop=self._stop, dense_batch=self.settings.dense_batch,
-                                    grace_s=self.settings.fill_grace_s, healthy=self._healthy,
-                                    progressed=self._progressed, heartbeat=self._heartbeat)
+                                    healthy=self._healthy, progressed=self._progressed, heartbeat=self._heartbeat)
         self._state = self._sched.lock  # one lock for the engine's state and the schedule's: one snapshot
         self._wake = self._sched.wake
         self._ready = threading.Event()  # backends opened (or failed: see _backend_ok)

@@ -39,7 +39,6 @@ class EngineSettings:
     rescan_s: float = _WATCH.rescan_s
     watcher_max_restarts: int = _WATCH.max_restarts
     dense_batch: int = 16
-    fill_grace_s: float = 0.5  # the dense fill stays paused this long after a search (agents ask in bursts)
     max_backoff_s: float = 30.0
     attach_timeout_s: float = 30.0
     rpc_timeout_s: float = 120.0
@@ -67,7 +66,6 @@ class EngineSettings:
             burst_files=int(_float(env, "PROBE_BURST_FILES", d.burst_files, 1)),
             rescan_s=_float(env, "PROBE_RESCAN_S", d.rescan_s, 1.0),
             dense_batch=int(_float(env, "PROBE_DENSE_BATCH", d.dense_batch, 1)),
-            fill_grace_s=_float(env, "PROBE_FILL_GRACE_S", d.fill_grace_s),
             attach_timeout_s=_float(env, "PROBE_ATTACH_TIMEOUT_S", d.attach_timeout_s, 0.1),
             rpc_timeout_s=_float(env, "PROBE_RPC_TIMEOUT_S", d.rpc_timeout_s, 0.1),
             takeover_poll_s=_float(env, "PROBE_TAKEOVER_POLL_S", d.takeover_poll_s, 0.05),

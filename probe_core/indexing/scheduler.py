@@ -8,9 +8,8 @@ is its schedule, apart from opening backends and answering:
   it is done (``scan_and_wait``); a scan runs the lexical phase only (``index_workspace(dense=False)``),
   so a change is searchable within a moment;
 * dense vectors are filled in small batches (``fill_dense``) that yield whenever a search runs
-  (``searching``), for a short grace after one (agents and scripts ask in bursts: the next question
-  comes within moments and then finds both cores free, its process's start included), or when a scan
-  waits: searches never queue behind the embedder;
+  (``searching``: it also stops the embedding in flight) or a scan waits: searches never queue
+  behind the embedder, nor share the cores with it;
 * the progress ``index_status`` reports, and whether indexing is still in progress;
 * store upkeep: once the fill has finished and the owner has been idle a while, an Edge shard that
   was written a lot since it was last optimized is optimized in a child process on a copy
@@ -54,7 +53,7 @@ class IndexSchedule:
 
     def __init__(self, root: Path | str, *, stop: threading.Event, dense_batch: int,
                  healthy: Callable[[], None], progressed: Callable[[IndexProgress | None], None],
-                 heartbeat: Callable[[], None], grace_s: float = 0.0):
+                 heartbeat: Callable[[], None]):
         self.root = root
         self.lock = threading.Lock()
         self.wake = threading.Condition(self.lock)
@@ -71,11 +70,7 @@ class IndexSchedule:
         self.waiters: list[tuple[threading.Event, dict]] = []  # scan_and_wait callers, told when done
         self.dense_pending = True
         self.searches = 0
-        self.grace_s = grace_s  # the fill stays paused this long after a search ends
-        self._foreground_at = float("-inf")  # monotonic time the last search ended
-        self._grace_served = float("-inf")  # graces of searches that ended by then are spent
         self._interrupt: Callable[[], None] | None = None  # stops the fill's embedding in flight
-        self._grant = self._protected = False  # the floor: one sub-batch after a wait (``should_yield``)
         self.scans_completed = 0
         self.last_report: dict | None = None
         self.repaired: str | None = None  # why the index was rebuilt on open; the next scan reports it
@@ -232,51 +227,24 @@ class IndexSchedule:
                     self.optimize_wanted = wanted
                     self.progress.chunks_embedded = remaining["chunks_dense"]
 
-    def _grace_left(self) -> float:
-        """Seconds the fill still leaves to the foreground after the last search ended (0 once the
-        fill has waited a whole grace for the searches so far: a steady stream of searches, closer
-        than the grace, still leaves the fill about half the time)."""
-        if self._foreground_at <= self._grace_served:
-            return 0.0
-        return self._foreground_at + self.grace_s - time.monotonic()
-
     def _wait_for_foreground(self, limit_s: float = 5.0) -> bool:
-        """The fill stopped for a search, or within the grace after one: wait until none runs and
-        the grace is over, waiting one grace at most once the searches are done (and ``limit_s`` in
-        all: the worker's loop still passes by, for a scan, a stop, the heartbeat). False when no
-        search held the fill back."""
+        """The fill stopped for a search: wait until none runs (at most ``limit_s``: the worker's
+        loop still passes by, for a scan, a stop, the heartbeat). False when no search held it back."""
         deadline = time.monotonic() + limit_s
         with self.wake:
-            if not (self.searches or self._grace_left() > 0):
+            if not self.searches:
                 return False
-            grace_end = None
-            while not (self._stop.is_set() or self.requested()):
-                now = time.monotonic()
-                left = deadline - now
-                if not self.searches:
-                    grace_end = grace_end or now + self.grace_s
-                    if self._grace_left() <= 0 or now >= grace_end:
-                        break
-                    left = min(left, self._grace_left(), grace_end - now)
+            while self.searches and not (self._stop.is_set() or self.requested()):
+                left = deadline - time.monotonic()
                 if left <= 0:
                     break
                 self.wake.wait(left)
-            # searches still coming (one runs, or ended within the grace): the floor, one sub-batch
-            # that runs whatever they do, uninterrupted (``should_yield``)
-            self._grant = bool(self.searches) or self._grace_left() > 0
-            self._grace_served = self._foreground_at  # those searches' graces are spent
         return True
 
     def should_yield(self) -> bool:
-        """Asked before each batch and each sub-batch of the fill. After a wait that searches cut
-        short (``_wait_for_foreground``), one sub-batch runs regardless and is not interrupted: a
-        steady stream of searches must not starve the fill (each would stop it before any work)."""
+        """Asked before each batch and each sub-batch of the fill."""
         self._heartbeat()  # a long dense fill must not look like an abandoned workspace
-        if self._stop.is_set() or self.requested():
-            return True
-        with self.lock:
-            self._protected, self._grant = self._grant, False
-            return not self._protected and (self.searches > 0 or self._grace_left() > 0)
+        return self._stop.is_set() or self.searches > 0 or self.requested()
 
     @contextmanager
     def searching(self):
@@ -284,7 +252,7 @@ class IndexSchedule:
         embedder that can be interrupted), and none starts meanwhile."""
         with self.lock:
             self.searches += 1
-            interrupt = None if self._protected else self._interrupt
+            interrupt = self._interrupt
         if interrupt is not None:
             interrupt()
         try:
@@ -292,8 +260,7 @@ class IndexSchedule:
         finally:
             with self.wake:
                 self.searches -= 1
-                self._foreground_at = time.monotonic()
-                self.wake.notify_all()  # a fill waiting on it counts its grace from now
+                self.wake.notify_all()  # a fill waiting on it goes on
 
     # -- store upkeep ------------------------------------------------------------------------
     def count_writes(self, ws: Workspace) -> int | None:

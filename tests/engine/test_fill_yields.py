@@ -1,5 +1,6 @@
-"""The owner's dense fill yields to searches: while one runs, no new batch starts (the one in flight
-finishes), and the fill picks up again when it ends (real Qdrant Edge, real ONNX embedder)."""
+"""The owner's dense fill yields to searches: while one runs, no new batch starts (the embedding in
+flight is stopped: ``tests/indexing/test_fill_sub_batches.py``), and the fill picks up again when it
+ends (real Qdrant Edge, real ONNX embedder)."""
 from __future__ import annotations
 
 import time
@@ -27,29 +28,5 @@ def test_the_dense_fill_pauses_while_a_search_runs(tmp_path, monkeypatch):
             time.sleep(3)  # many batches' worth of time
             assert dense() - at_start <= BATCH  # at most the batch that was already running
         wait_for(lambda: dense() > at_start + BATCH, timeout=120, what="the fill to resume after the search")
-    finally:
-        engine.close()
-
-
-def test_the_dense_fill_stays_paused_for_a_grace_after_a_search(tmp_path, monkeypatch):
-    """Agents ask in bursts: after a search ends the fill waits out a grace (here longer than the
-    test) before its next sub-batch, so the next question finds the cores free; then it resumes
-    by itself (the grace is spent once waited, however many searches came meanwhile)."""
-    root = make_repo(tmp_path / "repo", 60)
-    monkeypatch.setenv("PROBE_WATCH", "0")
-    monkeypatch.setenv("PROBE_FILL_GRACE_S", "3600")
-    engine = OwnerEngine(root, EngineSettings.from_env(), serve_rpc=False).start()
-    dense = lambda: engine._ws.manifest.counts()["chunks_dense"]  # noqa: E731
-    sub_batch = None
-    try:
-        wait_for(lambda: engine.index_status()["first_scan_done"] and dense() > 0, timeout=180,
-                 what="the dense fill to start")
-        sub_batch = engine._ws.embedder.batch_size
-        with engine._searching():
-            pass  # a search came and went
-        at_end = dense()
-        time.sleep(3)  # many sub-batches' worth of time, inside the grace
-        assert dense() - at_end <= sub_batch  # at most the sub-batch in flight when the search came
-        wait_for(lambda: dense() > at_end + sub_batch, timeout=120, what="the fill to resume after the grace")
     finally:
         engine.close()

@@ -38,35 +38,14 @@ def test_a_stop_asked_mid_batch_keeps_the_sub_batches_done_and_queues_the_rest(t
         ws.close()
 
 
-def _schedule(grace_s: float) -> IndexSchedule:
+def _schedule() -> IndexSchedule:
     import threading
 
-    sched = IndexSchedule("/nowhere", stop=threading.Event(), dense_batch=16, grace_s=grace_s,
+    sched = IndexSchedule("/nowhere", stop=threading.Event(), dense_batch=16,
                           healthy=lambda: None, progressed=lambda p=None: None, heartbeat=lambda: None)
     sched._full = False  # as after the startup scan: no scan waits, only the fill
     sched.first_scan_done.set()
     return sched
-
-
-def test_the_fill_yields_during_a_search_and_its_grace_then_is_not_starved():
-    sched = _schedule(grace_s=3600)
-    assert not sched.should_yield()
-    with sched.searching():
-        assert sched.should_yield()
-    assert sched.should_yield()  # within the grace after the search
-    assert sched._wait_for_foreground(limit_s=0.05)  # the fill waits (here cut short by the limit) ...
-    assert not sched.should_yield()  # ... and then the graces of the searches so far are spent
-    with sched.searching():
-        pass
-    assert sched.should_yield()  # a new search holds the fill back again
-
-
-def test_no_grace_resumes_at_once():
-    sched = _schedule(grace_s=0.0)
-    with sched.searching():
-        assert sched.should_yield()
-    assert not sched.should_yield()
-    assert not sched._wait_for_foreground(limit_s=0.05)
 
 
 def _long_texts(n: int) -> list[str]:
@@ -135,7 +114,7 @@ def test_a_search_starting_interrupts_the_fills_embedding(tmp_path):
             outcomes.append("done")
             return out
         emb.embed_documents = recording
-        sched = _schedule(grace_s=0.0)
+        sched = _schedule()
         filler = threading.Thread(target=sched.fill_dense, args=(ws,))
         filler.start()
         while emb._documents_run is None and filler.is_alive():
@@ -150,25 +129,3 @@ def test_a_search_starting_interrupts_the_fills_embedding(tmp_path):
         assert len(ws.manifest.pending_dense(10_000)) == queued  # nothing lost: all still queued
     finally:
         ws.close()
-
-
-def test_a_stream_of_searches_leaves_the_fill_one_uninterrupted_sub_batch_per_wait():
-    """Searches closer together than the grace (or overlapping) would otherwise stop every sub-batch
-    before it did any work: after each wait they cut short, one sub-batch runs whatever they do."""
-    sched = _schedule(grace_s=3600)
-    interrupts = []
-    sched._interrupt = lambda: interrupts.append(1)  # as while the fill embeds
-    with sched.searching():
-        pass
-    assert interrupts == [1]
-    assert sched._wait_for_foreground(limit_s=0.05)  # cut short: the grace still runs
-    with sched.searching():  # the next search of the stream, already in flight
-        interrupts.clear()
-        assert not sched.should_yield()  # the granted sub-batch starts anyway ...
-        with sched.searching():
-            pass
-        assert interrupts == []  # ... and a search starting meanwhile does not stop it
-        assert sched.should_yield()  # the sub-batch after it yields again
-    with sched.searching():
-        pass
-    assert interrupts == [1]
