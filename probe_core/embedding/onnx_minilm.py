@@ -127,14 +127,15 @@ class OnnxMiniLMEmbedder:
         finally:
             self._documents_run = None
 
-    def interrupt(self) -> None:
+    def interrupt(self) -> bool:
         """Stop the document embedding in flight, if any, within a graph node or so (onnxruntime's
         ``RunOptions.terminate``): the owner's dense fill calls it when a search starts, so that the
         search's own query embedding and work find both cores free instead of sharing them, and the
-        thread pool, with a batch of chunks. Queries are never interrupted."""
+        thread pool, with a batch of chunks. Queries are never interrupted. True when one was in flight."""
         run = self._documents_run
         if run is not None:
             run.terminate = True
+        return run is not None
 
     def embed_query(self, text: str, instruction: str | None = None) -> np.ndarray:
         """Embed one query, shape ``(dimensions,)``; ``instruction`` is ignored (MiniLM takes none;

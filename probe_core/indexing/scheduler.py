@@ -70,7 +70,9 @@ class IndexSchedule:
         self.waiters: list[tuple[threading.Event, dict]] = []  # scan_and_wait callers, told when done
         self.dense_pending = True
         self.searches = 0
-        self._interrupt: Callable[[], None] | None = None  # stops the fill's embedding in flight
+        self._interrupt: Callable[[], bool] | None = None  # stops the fill's embedding in flight
+        self._may_interrupt = True  # False from an interrupt until the fill stores a vector again
+        self._embedded_at_interrupt = 0
         self.scans_completed = 0
         self.last_report: dict | None = None
         self.repaired: str | None = None  # why the index was rebuilt on open; the next scan reports it
@@ -207,7 +209,7 @@ class IndexSchedule:
             self._interrupt = getattr(ws.embedder, "interrupt", None)
         try:
             filled = fill_dense(ws, state=p, batch=self.dense_batch, should_stop=self.should_yield,
-                                progress=self._progressed)
+                                progress=self._stored)
         finally:
             with self.lock:
                 self._interrupt = None
@@ -246,15 +248,25 @@ class IndexSchedule:
         self._heartbeat()  # a long dense fill must not look like an abandoned workspace
         return self._stop.is_set() or self.searches > 0 or self.requested()
 
+    def _stored(self, p: IndexProgress) -> None:
+        """A batch of the fill was stored: if it held a vector, the next search may interrupt again."""
+        with self.lock:
+            if p.chunks_embedded > self._embedded_at_interrupt:
+                self._may_interrupt = True
+        self._progressed(p)
+
     @contextmanager
     def searching(self):
         """A search (or a code-intelligence answer) runs: the fill's embedding in flight stops (an
-        embedder that can be interrupted), and none starts meanwhile."""
+        embedder that can be interrupted), and none starts meanwhile. Not twice in a row without a
+        vector stored between: searches closer together than one sub-batch's time would otherwise
+        stop every sub-batch before it finished, and the fill would make no progress at all."""
         with self.lock:
             self.searches += 1
-            interrupt = self._interrupt
-        if interrupt is not None:
-            interrupt()
+            interrupt = self._interrupt if self._may_interrupt else None
+        if interrupt is not None and interrupt():
+            with self.lock:
+                self._may_interrupt, self._embedded_at_interrupt = False, self.progress.chunks_embedded
         try:
             yield
         finally:

@@ -129,3 +129,34 @@ def test_a_search_starting_interrupts_the_fills_embedding(tmp_path):
         assert len(ws.manifest.pending_dense(10_000)) == queued  # nothing lost: all still queued
     finally:
         ws.close()
+
+
+def test_searches_do_not_interrupt_the_fill_twice_without_a_vector_stored_between():
+    """Searches closer together than one sub-batch's time would stop every sub-batch before it ended
+    (the fill then made 0.3 chunks/s under one search per 0.5 s on a loaded machine): after an
+    interrupt, the fill's next sub-batch runs to its end, whatever searches come."""
+    sched = _schedule()
+    calls = []
+    sched._interrupt = lambda: (calls.append(1), True)[1]  # an embedding in flight, stopped
+    with sched.searching():
+        pass
+    with sched.searching():
+        pass
+    assert calls == [1]  # the second search left the sub-batch that followed alone
+    sched._stored(sched.progress)  # a batch with no vector (stopped before any) re-arms nothing
+    with sched.searching():
+        pass
+    assert calls == [1]
+    sched.progress.chunks_embedded += 4
+    sched._stored(sched.progress)  # a sub-batch finished and was stored
+    with sched.searching():
+        pass
+    assert calls == [1, 1]
+
+    idle = _schedule()
+    misses = []
+    idle._interrupt = lambda: (misses.append(1), False)[1]  # nothing in flight: nothing spent
+    for _ in range(2):
+        with idle.searching():
+            pass
+    assert misses == [1, 1]
