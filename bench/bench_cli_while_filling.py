@@ -6,9 +6,8 @@ interleaved on copies of one lexically indexed tree, and the same tree fully emb
 
 ``--lexical``: a folder whose tree was indexed with ``probe index --lexical-only`` (the dense queue
 full); ``--dense``: the same tree after ``probe index`` (no fill left: the "idle" arm, run with the
-first ``--arm``). An arm may be ``NAME=PROBE[:PYTHONPATH]`` (a frozen copy of a tree's code, so
-edits meanwhile do not leak in) and ``NAME=...`` with ``+grace0`` after it sets
-``PROBE_FILL_GRACE_S=0``. Per trial: a fresh copy, ``probe index --background`` (the daemon starts
+first ``--arm``). An arm is ``NAME=PROBE[:PYTHONPATH]`` (the path: a frozen copy of a tree's code,
+so edits meanwhile do not leak in). Per trial: a fresh copy, ``probe index --background`` (the daemon starts
 filling), then ``--n`` searches back to back ("burst": the gap is the next process's start) and
 ``--n`` searches ``--gap`` s apart ("spaced": each one alone, as an agent's calls between its
 turns), and the fill's rate over each window from ``probe status``. Arms run in turn, the order
@@ -41,15 +40,13 @@ def percentile(xs: list[float], p: float) -> float:
 class Arm:
     def __init__(self, spec: str, work: Path):
         name, _, rest = spec.partition("=")
-        self.name, grace0 = name, rest.endswith("+grace0")
-        probe, _, path = rest.removesuffix("+grace0").partition(":")
-        self.probe = probe
-        self.env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PROBE_FILL_GRACE_S")}
+        self.name = name
+        self.probe, _, path = rest.partition(":")
+        drop = ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")  # the arm's bytecode cache must be written
+        self.env = {k: v for k, v in os.environ.items() if k not in drop}
         self.env.update(PROBE_DATA_DIR=str(work / "data"), PYTHONPYCACHEPREFIX=str(work / f"pyc-{name}"))
         if path:
             self.env["PYTHONPATH"] = path
-        if grace0:
-            self.env["PROBE_FILL_GRACE_S"] = "0"
 
     def run(self, *args: str) -> str:
         return subprocess.run([self.probe, *args], capture_output=True, text=True, env=self.env).stdout
@@ -96,7 +93,7 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--lexical", type=Path, required=True)
     ap.add_argument("--dense", type=Path, help="the same tree fully embedded: the idle arm")
-    ap.add_argument("--arm", action="append", required=True, help="NAME=PROBE[:PYTHONPATH][+grace0]")
+    ap.add_argument("--arm", action="append", required=True, help="NAME=PROBE[:PYTHONPATH]")
     ap.add_argument("--pairs", type=int, default=3)
     ap.add_argument("--n", type=int, default=10)
     ap.add_argument("--gap", type=float, default=1.5)

@@ -160,3 +160,29 @@ def test_searches_do_not_interrupt_the_fill_twice_without_a_vector_stored_betwee
         with idle.searching():
             pass
     assert misses == [1, 1]
+
+
+def test_a_refused_chunk_is_isolated_within_its_sub_batch(tmp_path):
+    """An embedder that refuses a text (``EmbeddingError``) fails its sub-batch; the chunks of that
+    sub-batch are tried one by one: the refused one leaves the queue with its file marked failed,
+    every other chunk gets its vector."""
+    from probe_core.errors import EmbeddingError
+
+    root = make_repo(tmp_path / "repo", 12)
+    ws = Workspace.open(root)
+    try:
+        index_workspace(ws, dense=False)
+        chunks = ws.manifest.counts()["chunks"]
+        real = ws.embedder.embed_documents
+
+        def refusing(texts):
+            if any("def compute_3(" in t for t in texts):
+                raise EmbeddingError("refused")
+            return real(texts)
+        ws.embedder.embed_documents = refusing
+        done = fill_dense(ws, batch=16)
+        assert [(p, e) for p, e in ws.manifest.errors()] == [("pkg3/mod_3.py", "embedding failed: refused")]
+        assert ws.manifest.pending_dense(10) == []
+        assert done == ws.manifest.counts()["chunks_dense"] == chunks - 1
+    finally:
+        ws.close()
