@@ -51,6 +51,11 @@ class EmbeddingError(ProbeError):
     """The embedder failed on a batch (bad response, timeout after retries)."""
 
 
+class EmbeddingInterrupted(ProbeError):
+    """A document embedding was stopped midway (``interrupt``) because a search needs the cores:
+    nothing failed, and the texts it did not finish are embedded later."""
+
+
 class IndexDamaged(ProbeError):
     """A file under ``.probe/`` (the manifest, the store's segments) is corrupt. Everything there is
     derived from the tree, so the fix is always a rebuild (``probe index --rebuild``)."""

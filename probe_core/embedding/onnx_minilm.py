@@ -20,7 +20,7 @@ import numpy as np
 from .. import environment
 from probe_core.embedding._pooling import l2_normalise, masked_mean
 from probe_core.embedding._text import encodable
-from probe_core.errors import BackendUnavailable, ConfigError, EmbeddingError
+from probe_core.errors import BackendUnavailable, ConfigError, EmbeddingError, EmbeddingInterrupted
 
 if TYPE_CHECKING:
     import onnxruntime
@@ -111,12 +111,31 @@ class OnnxMiniLMEmbedder:
         self._tokenizer: tokenizers.Tokenizer | None = None
         self._input_names: frozenset[str] = frozenset()
         self._output_name = ""
+        self._documents_run: onnxruntime.RunOptions | None = None  # the document embedding in flight
 
     # -- public API (the Embedder protocol) ---------------------------------------------
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
-        """Embed chunks; float32 ``(len(texts), dimensions)``, unit-length rows, input order kept."""
-        return self._embed([self.document_prefix + t for t in texts] if self.document_prefix else texts)
+        """Embed chunks; float32 ``(len(texts), dimensions)``, unit-length rows, input order kept.
+        Raises ``EmbeddingInterrupted`` when ``interrupt`` stopped it."""
+        import onnxruntime
+
+        run = onnxruntime.RunOptions()
+        self._documents_run = run
+        try:
+            return self._embed([self.document_prefix + t for t in texts] if self.document_prefix else texts, run)
+        finally:
+            self._documents_run = None
+
+    def interrupt(self) -> bool:
+        """Stop the document embedding in flight, if any, within a graph node or so (onnxruntime's
+        ``RunOptions.terminate``): the owner's dense fill calls it when a search starts, so that the
+        search's own query embedding and work find both cores free instead of sharing them, and the
+        thread pool, with a batch of chunks. Queries are never interrupted. True when one was in flight."""
+        run = self._documents_run
+        if run is not None:
+            run.terminate = True
+        return run is not None
 
     def embed_query(self, text: str, instruction: str | None = None) -> np.ndarray:
         """Embed one query, shape ``(dimensions,)``; ``instruction`` is ignored (MiniLM takes none;
@@ -125,7 +144,7 @@ class OnnxMiniLMEmbedder:
 
     # -- internals -----------------------------------------------------------------------
 
-    def _embed(self, texts: list[str]) -> np.ndarray:
+    def _embed(self, texts: list[str], run: onnxruntime.RunOptions | None = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         session, tokenizer = self._ensure_loaded()
@@ -137,7 +156,7 @@ class OnnxMiniLMEmbedder:
         out = np.empty((len(texts), self.dimensions), dtype=np.float32)
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
-            out[rows] = self._run_batch(session, [encodings[i] for i in rows])
+            out[rows] = self._run_batch(session, [encodings[i] for i in rows], run)
         return out
 
     def _ensure_loaded(self) -> tuple[onnxruntime.InferenceSession, tokenizers.Tokenizer]:
@@ -203,7 +222,8 @@ class OnnxMiniLMEmbedder:
         self._tokenizer = tokenizer
         self._session = session
 
-    def _run_batch(self, session: onnxruntime.InferenceSession, encodings: list) -> np.ndarray:
+    def _run_batch(self, session: onnxruntime.InferenceSession, encodings: list,
+                   run: onnxruntime.RunOptions | None = None) -> np.ndarray:
         width = max(len(e.ids) for e in encodings)
         input_ids = np.full((len(encodings), width), self._pad_id, dtype=np.int64)
         attention_mask = np.zeros((len(encodings), width), dtype=np.int64)
@@ -214,9 +234,13 @@ class OnnxMiniLMEmbedder:
         feeds = {"input_ids": input_ids, "attention_mask": attention_mask}
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
+        if run is not None and run.terminate:
+            raise EmbeddingInterrupted("the document embedding was interrupted for a search")
         try:
-            (hidden,) = session.run([self._output_name], feeds)
+            (hidden,) = session.run([self._output_name], feeds, run)
         except Exception as exc:
+            if run is not None and run.terminate:
+                raise EmbeddingInterrupted("the document embedding was interrupted for a search") from exc
             raise EmbeddingError(
                 f"ONNX embedding of a batch of {len(encodings)} texts failed: {exc}"
             ) from exc

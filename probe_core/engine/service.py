@@ -6,8 +6,8 @@ One *worker* thread does every write, in this order of priority:
    unreachable; the process stays up and reports ``backend_reachable: false``);
 2. run a requested scan: the first full scan at start, then the watcher's batches, lexical phase
    only, so a change is searchable within a moment;
-3. fill dense vectors in small batches, yielding between batches whenever a search is running or a
-   scan is waiting: searches never queue behind the embedder.
+3. fill dense vectors in small batches, yielding whenever a search runs (which also stops the
+   embedding in flight) or a scan waits: searches never queue behind the embedder.
 
 Steps 2 and 3 are scheduled by ``indexing/scheduler.py`` (the scan queue, the dense fill, the
 progress); this module keeps the backends healthy and answers. Attached processes reach the same

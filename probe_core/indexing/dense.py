@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ..errors import EmbeddingError, ProbeError
+from ..errors import EmbeddingError, EmbeddingInterrupted, ProbeError
 from ..records import IndexProgress, short_hash
 from ..storage import manifest_codec
 from ..storage.disk_space import ensure_free_space
@@ -25,7 +25,12 @@ DENSE_BATCH = 64  # chunks per store update; the embedder sub-batches by 4 (peak
 def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: IndexProgress | None = None,
                batch: int = DENSE_BATCH, should_stop: Callable[[], bool] = lambda: False) -> int:
     """Embed queued chunks, in fill order (``fill_order.py``), and attach their dense vectors.
-    Returns how many were embedded."""
+    Returns how many were embedded.
+
+    ``should_stop`` is asked before each batch and, within a batch, before each of the embedder's own
+    sub-batches (``batch_size``, 4 for the in-process model); an embedder that can be interrupted
+    (``interrupt``, called by the owner when a search starts) stops the sub-batch in flight too. What
+    the batch embedded so far is stored; the rest stays queued."""
     man, store, emb = ws.manifest, ws.store, ws.embedder
     state = state or IndexProgress(phase="dense")
     done = 0
@@ -39,26 +44,51 @@ def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: Inde
             rows = texts_to_embed(ws, queued)
             if not rows:
                 continue
-            ids = [r[0] for r in rows]
-            texts = [r[2] for r in rows]
-            try:
-                vectors = emb.embed_documents(texts)
-            except EmbeddingError:
-                vectors = _embed_one_by_one(ws, rows)
-                keep = [k for k, v in enumerate(vectors) if v is not None]
-                ids = [ids[k] for k in keep]
-                vectors = np.stack([vectors[k] for k in keep]) if keep else np.zeros((0, emb.dimensions))
+            ids, vectors, tried = _embed_until(ws, rows, should_stop)
             # a text with no known token (a lone emoji) embeds to zero: cosine cannot use it, so the
             # chunk stays lexical-only, but it is done
             usable = np.linalg.norm(vectors, axis=1) > 1e-6 if len(ids) else np.zeros(0, bool)
             ensure_free_space(ws.probe_dir)
             store.set_dense([i for i, ok in zip(ids, usable) if ok], vectors[usable])
             man.mark_dense_done(ids)
-            ws.touch(lexical=len(ids) < len(rows))  # a refused chunk marked its file failed
+            ws.touch(lexical=len(ids) < tried)  # a refused chunk marked its file failed
         done += len(ids)
         state.chunks_embedded += len(ids)
         progress(state)
     return done
+
+
+def _embed_until(ws: Workspace, rows: list[tuple[str, str, str]],
+                 should_stop: Callable[[], bool]) -> tuple[list[str], np.ndarray, int]:
+    """Embed ``rows`` longest first (each sub-batch is padded to its own longest text, as the embedder
+    orders them itself), one embedder sub-batch at a time until ``should_stop``. Returns the ids
+    embedded, their vectors and how many rows were tried (refused ones included)."""
+    emb = ws.embedder
+    step = max(1, int(getattr(emb, "batch_size", len(rows)) or len(rows)))
+    rows = sorted(rows, key=lambda r: -len(r[2]))
+    ids: list[str] = []
+    parts: list[np.ndarray] = []
+    tried = 0
+    for start in range(0, len(rows), step):
+        if start and should_stop():
+            break
+        part = rows[start:start + step]
+        try:
+            vectors = emb.embed_documents([r[2] for r in part])
+            ids.extend(r[0] for r in part)
+        except EmbeddingInterrupted:  # a search needs the cores: this sub-batch stays queued
+            break
+        except EmbeddingError:
+            try:
+                one_by_one = _embed_one_by_one(ws, part)
+            except EmbeddingInterrupted:
+                break
+            keep = [k for k, v in enumerate(one_by_one) if v is not None]
+            ids.extend(part[k][0] for k in keep)
+            vectors = np.stack([one_by_one[k] for k in keep]) if keep else np.zeros((0, emb.dimensions), np.float32)
+        tried += len(part)
+        parts.append(np.asarray(vectors, dtype=np.float32).reshape(-1, emb.dimensions))
+    return ids, (np.concatenate(parts) if parts else np.zeros((0, emb.dimensions), np.float32)), tried
 
 
 def texts_to_embed(ws: Workspace, rows: list[tuple[str, str, str | None]]) -> list[tuple[str, str, str]]:

@@ -8,7 +8,8 @@ is its schedule, apart from opening backends and answering:
   it is done (``scan_and_wait``); a scan runs the lexical phase only (``index_workspace(dense=False)``),
   so a change is searchable within a moment;
 * dense vectors are filled in small batches (``fill_dense``) that yield whenever a search runs
-  (``searching``) or a scan waits: searches never queue behind the embedder;
+  (``searching``: it also stops the embedding in flight) or a scan waits: searches never queue
+  behind the embedder, nor share the cores with it;
 * the progress ``index_status`` reports, and whether indexing is still in progress;
 * store upkeep: once the fill has finished and the owner has been idle a while, an Edge shard that
   was written a lot since it was last optimized is optimized in a child process on a copy
@@ -22,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from pathlib import Path
@@ -68,8 +70,9 @@ class IndexSchedule:
         self.waiters: list[tuple[threading.Event, dict]] = []  # scan_and_wait callers, told when done
         self.dense_pending = True
         self.searches = 0
-        self._search_idle = threading.Event()
-        self._search_idle.set()
+        self._interrupt: Callable[[], bool] | None = None  # stops the fill's embedding in flight
+        self._may_interrupt = True  # False from an interrupt until the fill stores a vector again
+        self._embedded_at_interrupt = 0
         self.scans_completed = 0
         self.last_report: dict | None = None
         self.repaired: str | None = None  # why the index was rebuilt on open; the next scan reports it
@@ -202,16 +205,21 @@ class IndexSchedule:
             p = self.progress
             p.phase, p.chunks_total, p.chunks_embedded = "dense", counts["chunks"], counts["chunks_dense"]
             p.chunks_indexed = counts["chunks"]
-        if fill_dense(ws, state=p, batch=self.dense_batch, should_stop=self.should_yield,
-                      progress=self._progressed):
+        with self.lock:
+            self._interrupt = getattr(ws.embedder, "interrupt", None)
+        try:
+            filled = fill_dense(ws, state=p, batch=self.dense_batch, should_stop=self.should_yield,
+                                progress=self._stored)
+        finally:
+            with self.lock:
+                self._interrupt = None
+        if filled:
             self._healthy()
-        if self._stop.is_set():
+        if self._stop.is_set() or self._wait_for_foreground():
             return
         with self.wake:
             yielded_to_scan = self.requested()
-        if self.searches:
-            self._search_idle.wait(timeout=5.0)
-        elif not yielded_to_scan:
+        if not yielded_to_scan:
             remaining = ws.manifest.counts()
             if remaining["chunks_dense"] >= remaining["chunks"] or not ws.manifest.pending_dense(1):
                 ws.store.flush()
@@ -221,23 +229,50 @@ class IndexSchedule:
                     self.optimize_wanted = wanted
                     self.progress.chunks_embedded = remaining["chunks_dense"]
 
+    def _wait_for_foreground(self, limit_s: float = 5.0) -> bool:
+        """The fill stopped for a search: wait until none runs (at most ``limit_s``: the worker's
+        loop still passes by, for a scan, a stop, the heartbeat). False when no search held it back."""
+        deadline = time.monotonic() + limit_s
+        with self.wake:
+            if not self.searches:
+                return False
+            while self.searches and not (self._stop.is_set() or self.requested()):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                self.wake.wait(left)
+        return True
+
     def should_yield(self) -> bool:
+        """Asked before each batch and each sub-batch of the fill."""
         self._heartbeat()  # a long dense fill must not look like an abandoned workspace
         return self._stop.is_set() or self.searches > 0 or self.requested()
 
+    def _stored(self, p: IndexProgress) -> None:
+        """A batch of the fill was stored: if it held a vector, the next search may interrupt again."""
+        with self.lock:
+            if p.chunks_embedded > self._embedded_at_interrupt:
+                self._may_interrupt = True
+        self._progressed(p)
+
     @contextmanager
     def searching(self):
-        """A search (or a code-intelligence answer) runs: no new dense batch starts meanwhile."""
+        """A search (or a code-intelligence answer) runs: the fill's embedding in flight stops (an
+        embedder that can be interrupted), and none starts meanwhile. Not twice in a row without a
+        vector stored between: searches closer together than one sub-batch's time would otherwise
+        stop every sub-batch before it finished, and the fill would make no progress at all."""
         with self.lock:
             self.searches += 1
-            self._search_idle.clear()
+            interrupt = self._interrupt if self._may_interrupt else None
+        if interrupt is not None and interrupt():
+            with self.lock:
+                self._may_interrupt, self._embedded_at_interrupt = False, self.progress.chunks_embedded
         try:
             yield
         finally:
-            with self.lock:
+            with self.wake:
                 self.searches -= 1
-                if self.searches == 0:
-                    self._search_idle.set()
+                self.wake.notify_all()  # a fill waiting on it goes on
 
     # -- store upkeep ------------------------------------------------------------------------
     def count_writes(self, ws: Workspace) -> int | None:

@@ -1,5 +1,6 @@
-"""The owner's dense fill yields to searches: while one runs, no new batch starts (the one in flight
-finishes), and the fill picks up again when it ends (real Qdrant Edge, real ONNX embedder)."""
+"""The owner's dense fill yields to searches: while one runs, no new batch starts (the embedding in
+flight is stopped: ``tests/indexing/test_fill_sub_batches.py``), and the fill picks up again when it
+ends (real Qdrant Edge, real ONNX embedder)."""
 from __future__ import annotations
 
 import time
