@@ -9,7 +9,8 @@ vectors held 1,170 MB resident, 940 MB with two arenas (``docs/benchmarks.md``, 
 Its hot allocations are Rust's and ONNX Runtime's own, so two arenas cost no measurable speed.
 ``MALLOC_ARENA_MAX`` set by the user wins. After the first scan the owner also asks glibc to
 return free heap pages (``malloc_trim``: 9 ms; Django's lexical phase left 206 MB anonymous, 158
-after), since the model and the fill come on top of whatever the scan left resident. Elsewhere
+after), since the model and the fill come on top of whatever the scan left resident, and once more
+after the model loads (ONNX Runtime's session creation leaves ~58 MB free in the heap). Elsewhere
 (musl, macOS) nothing changes.
 """
 from __future__ import annotations

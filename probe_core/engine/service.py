@@ -260,7 +260,8 @@ class OwnerEngine:
             self._backend_ok, self._last_error, self._last_exc = True, None, None
 
     def _warm_up(self, ws: Workspace) -> None:
-        """Once, after the first scan: hand the lexical phase's freed heap back, then load the model (~0.5 s)."""
+        """Once, after the first scan: hand the lexical phase's freed heap back, then load the model (~0.5 s)
+        and hand back what loading it freed (ONNX Runtime's graph passes: ~58 MB, ``malloc_arenas.py``)."""
         if self._warmed:
             return
         self._warmed = True
@@ -269,6 +270,7 @@ class OwnerEngine:
             ws.embedder.embed_query("warm up")
         except Exception as exc:  # an unreachable embedder shows up where it matters (dense fill, search)
             log.info("embedder warm-up failed: %s", exc)
+        release_free_memory()
 
     def _start_watcher(self) -> None:
         from ..indexing.watcher import RepoWatcher
