@@ -9,7 +9,8 @@ vectors held 1,170 MB resident, 940 MB with two arenas (``docs/benchmarks.md``, 
 Its hot allocations are Rust's and ONNX Runtime's own, so two arenas cost no measurable speed.
 ``MALLOC_ARENA_MAX`` set by the user wins. After the first scan the owner also asks glibc to
 return free heap pages (``malloc_trim``: 9 ms; Django's lexical phase left 206 MB anonymous, 158
-after), since the model and the fill come on top of whatever the scan left resident. Elsewhere
+after), since the model and the fill come on top of whatever the scan left resident, and once more
+after the model loads (ONNX Runtime's session creation leaves ~58 MB free in the heap). Elsewhere
 (musl, macOS) nothing changes.
 """
 from __future__ import annotations
@@ -18,6 +19,7 @@ import ctypes
 import ctypes.util
 import functools
 import sys
+from collections.abc import Callable
 
 from .. import environment
 
@@ -54,3 +56,13 @@ def release_free_memory() -> bool:
         return libc is not None and bool(libc.malloc_trim(0))
     except AttributeError:  # not glibc
         return False
+
+
+def released_around(load: Callable[[], object]) -> None:
+    """Run ``load`` (the owner's model load) with the heap's free pages handed back before it (what
+    the lexical phase freed) and after it (what ONNX Runtime's session creation freed: ~58 MB)."""
+    release_free_memory()
+    try:
+        load()
+    finally:
+        release_free_memory()

@@ -33,7 +33,7 @@ from ..private_dir import ensure_private_dir
 from ..records import IndexProgress, SearchRequest
 from ..redaction import redact
 from .lock import socket_path_for, write_owner_info
-from .malloc_arenas import release_free_memory
+from .malloc_arenas import released_around
 from .root_check import RootPresence
 from .settings_digest import settings_digest
 from .settings import EngineSettings
@@ -260,13 +260,12 @@ class OwnerEngine:
             self._backend_ok, self._last_error, self._last_exc = True, None, None
 
     def _warm_up(self, ws: Workspace) -> None:
-        """Once, after the first scan: hand the lexical phase's freed heap back, then load the model (~0.5 s)."""
+        """Once, after the first scan: load the model (~0.5 s), the freed heap handed back before and after."""
         if self._warmed:
             return
         self._warmed = True
-        release_free_memory()
         try:
-            ws.embedder.embed_query("warm up")
+            released_around(lambda: ws.embedder.embed_query("warm up"))
         except Exception as exc:  # an unreachable embedder shows up where it matters (dense fill, search)
             log.info("embedder warm-up failed: %s", exc)
 

@@ -52,6 +52,11 @@ MATCH_ALL = qe.Filter(must=[])  # a write's filter that selected only this shard
 # (``load`` reads its own config), so float32, float16 and turbo8 shards all work as made
 VECTOR_DATATYPES = {"float16": qe.VectorStorageDatatype.Float16, "turbo8": qe.VectorStorageDatatype.Turbo8}
 assert tuple(VECTOR_DATATYPES) == DENSE_STORAGES
+# Where a new shard's optimized segments keep their BM25 index and point ids: memory-mapped files
+# (Cold), not copies in the heap (Qdrant's default, Pinned). The monorepo's optimized shard then
+# loads with 42 MB anonymous memory instead of 110, for ~0.3 ms more store CPU a search. Appendable
+# segments (all of a shard until the idle owner optimizes it) keep both in RAM whatever this says.
+SPARSE_INDEX_MEMORY = ID_TRACKER_MEMORY = qe.Memory.Cold
 
 
 def vector_datatype() -> qe.VectorStorageDatatype:
@@ -186,7 +191,8 @@ class EdgeStore:
         return qe.EdgeConfig(
             vectors={DENSE: qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine,
                                                 datatype=vector_datatype())},
-            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf)},
+            sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, memory=SPARSE_INDEX_MEMORY)},
+            id_tracker_memory=ID_TRACKER_MEMORY,
         )
 
     def ensure_collection(self, dimensions: int) -> None:

@@ -109,3 +109,10 @@ def test_matches_sentence_transformers_reference(embedder):
     ours = embedder.embed_documents(ref["texts"])
     cosines = (ours * np.asarray(ref["vectors"], dtype=np.float32)).sum(axis=1)
     assert cosines.min() > 0.99, cosines
+
+
+def test_the_session_plans_no_memory_pattern(embedder):
+    """Each batch has its own shape (rows, longest text): ONNX Runtime's memory pattern, planned per
+    shape, kept ~66 MB more in its arena for no speed (``docs/benchmarks.md``, "Owner memory, round 2")."""
+    embedder.embed_query("x")
+    assert embedder._session.get_session_options().enable_mem_pattern is False
