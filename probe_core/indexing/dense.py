@@ -31,7 +31,7 @@ def fill_dense(ws: Workspace, *, progress: ProgressCallback = _noop, state: Inde
     sub-batches (``batch_size``, 4 for the in-process model); an embedder that can be interrupted
     (``interrupt``, called by the owner when a search starts) stops the sub-batch in flight too. What
     the batch embedded so far is stored; the rest stays queued."""
-    man, store, emb = ws.manifest, ws.store, ws.embedder
+    man, store = ws.manifest, ws.store
     state = state or IndexProgress(phase="dense")
     done = 0
     with ws.write_lock:
