@@ -17,6 +17,7 @@ from probe_core.engine.daemon import owner_ping
 from probe_core.engine.lock import EngineLock
 from probe_core.indexing.indexer import IndexReport
 
+from ..indexing.polling import polling
 from ..indexing.test_crash_recovery import _count, make_repo
 from ..indexing.test_indexer import assert_exact
 from ..registry.test_heartbeat import wait_for
@@ -277,22 +278,15 @@ def test_stop_returns_when_another_process_takes_the_lock_over_at_once(repo):
     assert out.returncode == 0, out.stderr
     daemon = json.loads(out.stdout)["owner_pid"]
     successor = EngineLock(repo / ".probe")
-    took_over, done = threading.Event(), threading.Event()
+    took_over = threading.Event()
 
-    def take_over():
-        while not done.is_set():
-            if successor.try_acquire():
-                took_over.set()
-                return
-            time.sleep(0.001)
-
-    thief = threading.Thread(target=take_over)
-    thief.start()
-    try:
+    def take_over() -> bool:
+        if not successor.try_acquire():
+            return False
+        took_over.set()
+        return True
+    with polling(take_over):
         stopped = probe(repo, "stop", timeout=60)
-    finally:
-        done.set()
-        thief.join()
     try:
         assert took_over.is_set() and gone(daemon)
         assert stopped.returncode == 0 and f"pid {daemon}" in stopped.stdout, stopped.stderr

@@ -7,6 +7,7 @@ from probe_core import Workspace, index_workspace
 from probe_core.indexing.dense import fill_dense
 from probe_core.indexing.scheduler import IndexSchedule
 
+from .polling import polling
 from .test_crash_recovery import make_repo
 
 
@@ -56,8 +57,6 @@ def _long_texts(n: int) -> list[str]:
 def test_interrupt_stops_a_document_embedding_in_flight_and_leaves_queries_alone():
     """``interrupt`` (onnxruntime's ``RunOptions.terminate``) ends the document embedding in flight with
     ``EmbeddingInterrupted``, not ``EmbeddingError`` (nothing failed); the next call and queries work."""
-    import threading
-
     import pytest
 
     from probe_core.embedding.onnx_minilm import OnnxMiniLMEmbedder
@@ -65,22 +64,14 @@ def test_interrupt_stops_a_document_embedding_in_flight_and_leaves_queries_alone
 
     emb = OnnxMiniLMEmbedder()
     emb.embed_query("load the model")
-    stop = threading.Event()
 
-    def interrupt_when_running():
-        while not stop.is_set():
-            if emb._documents_run is not None:
-                emb.interrupt()
-                return
-            stop.wait(0.001)
-    t = threading.Thread(target=interrupt_when_running)
-    t.start()
-    try:
-        with pytest.raises(EmbeddingInterrupted):
-            emb.embed_documents(_long_texts(64))  # seconds of work: the interrupt lands inside it
-    finally:
-        stop.set()
-        t.join()
+    def interrupt_when_running() -> bool:
+        if emb._documents_run is None:
+            return False
+        emb.interrupt()
+        return True
+    with polling(interrupt_when_running), pytest.raises(EmbeddingInterrupted):
+        emb.embed_documents(_long_texts(64))  # seconds of work: the interrupt lands inside it
     assert not issubclass(EmbeddingInterrupted, EmbeddingError)
     assert emb.embed_documents(_long_texts(2)).shape == (2, 384)
     assert emb.embed_query("cookie parsing").shape == (384,)
