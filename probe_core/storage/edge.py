@@ -52,11 +52,18 @@ MATCH_ALL = qe.Filter(must=[])  # a write's filter that selected only this shard
 # (``load`` reads its own config), so float32, float16 and turbo8 shards all work as made
 VECTOR_DATATYPES = {"float16": qe.VectorStorageDatatype.Float16, "turbo8": qe.VectorStorageDatatype.Turbo8}
 assert tuple(VECTOR_DATATYPES) == DENSE_STORAGES
-# Where a new shard's optimized segments keep their BM25 index and point ids: memory-mapped files
-# (Cold), not copies in the heap (Qdrant's default, Pinned). The monorepo's optimized shard then
-# loads with 42 MB anonymous memory instead of 110, for ~0.3 ms more store CPU a search. Appendable
-# segments (all of a shard until the idle owner optimizes it) keep both in RAM whatever this says.
+# Where optimized segments keep their point ids, and an indexed segment its BM25 index (a shard made
+# before ``OPTIMIZERS`` below): memory-mapped files (Cold), not copies in the heap (Qdrant's default,
+# Pinned); such a monorepo shard loads with 42 MB anonymous memory instead of 110. Segments without
+# an index (appendable ones, and all of a new shard's) keep their BM25 postings in RAM regardless.
 SPARSE_INDEX_MEMORY = ID_TRACKER_MEMORY = qe.Memory.Cold
+# A new shard's segments are never indexed (Qdrant's ``indexing_threshold`` 0: indexing off), so the
+# idle owner's optimization (``edge_optimize``) only merges segments and drops deleted points. An
+# indexed segment held its BM25 postings twice on disk, as sparse vectors and as an inverted index
+# (+59 MB on the monorepo), and an HNSW graph no query reads (dense search is ``EXACT``; +9 MB),
+# for ~2 ms of store CPU a BM25 query; its optimization cost 30 s of CPU, now under 1 s there
+# (``docs/benchmarks.md``, "A compact index, round 6"). Shards made before keep their setting.
+OPTIMIZERS = qe.EdgeOptimizersConfig(indexing_threshold=0)
 
 
 def vector_datatype() -> qe.VectorStorageDatatype:
@@ -192,7 +199,7 @@ class EdgeStore:
             vectors={DENSE: qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine,
                                                 datatype=vector_datatype())},
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, memory=SPARSE_INDEX_MEMORY)},
-            id_tracker_memory=ID_TRACKER_MEMORY,
+            id_tracker_memory=ID_TRACKER_MEMORY, optimizers=OPTIMIZERS,
         )
 
     def ensure_collection(self, dimensions: int) -> None:
@@ -220,7 +227,8 @@ class EdgeStore:
                 self._shard = None
 
     def optimize(self) -> bool:
-        """Merge and index the shard's segments (Qdrant's optimizers) in this process, True when any
+        """Merge the shard's segments and drop deleted points (Qdrant's optimizers; a shard made before
+        ``OPTIMIZERS`` also indexes them) in this process, True when any
         changed. It holds the GIL and the store's lock throughout (14–32 s of CPU measured on the
         monorepo's 137k points): the owner uses ``edge_optimize.optimize_aside`` instead, which runs it in a
         child process on a copy and swaps the result in (``swap_in``)."""

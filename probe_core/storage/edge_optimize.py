@@ -1,11 +1,12 @@
 """Optimizing an Edge shard beside the one in use, so that searches never wait behind it.
 
-Qdrant's optimizers merge a shard's appendable segments into indexed ones: on the 2.9M-line
-monorepo's 137k lexical points a BM25 query's store time halves (``docs/benchmarks.md``, "Search
-cost against repository size"). ``EdgeShard.optimize()`` costs ~30 s of CPU there (minutes under
-load) and holds Python's GIL for its whole run (measured: a pure-Python thread got no turn in 10 s),
-so called in the owner process it would stop every search for that long. It runs in a child
-process on a copy instead:
+Qdrant's optimizers merge a shard's segments and drop the points deleted since (an edited file's
+old chunks keep their slots until then). A new shard's segments are never indexed
+(``edge.OPTIMIZERS``), so that is all they do; a shard made before also gets an on-disk BM25 index
+and an HNSW graph, ~30 s of CPU on the 2.9M-line monorepo (minutes under load). Either way
+``EdgeShard.optimize()`` holds Python's GIL for its whole run (measured: a pure-Python thread got
+no turn in 10 s), so called in the owner process it would stop every search for that long. It runs
+in a child process on a copy instead:
 
 1. the owner flushes the shard and copies its files (no write can come meanwhile: the owner's
    worker thread, the only writer, is the one doing this; a write counter checks it anyway);

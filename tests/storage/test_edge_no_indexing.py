@@ -1,0 +1,106 @@
+"""A new Edge shard is never indexed (``edge.OPTIMIZERS``): the idle owner's optimization only drops
+deleted points and merges segments. No on-disk BM25 inverted index (the sparse vectors a second
+time) and no HNSW graph (dense search is exact) is built, and the vacuumed shard answers as a shard
+written with only the surviving points does (real Qdrant Edge, a real child process)."""
+from __future__ import annotations
+
+import json
+import uuid
+
+import numpy as np
+import qdrant_edge as qe
+
+from probe_core.sparse import SparseVec
+from probe_core.storage import edge as edge_mod
+from probe_core.storage.edge import EdgeStore
+from probe_core.storage.edge_optimize import optimize_aside
+from probe_core.storage.protocol import StorePoint
+
+
+# past Qdrant's default indexing threshold (10,000 KB of vectors): 14,000 float16 384-d vectors are
+# 10.8 MB, so a shard made with Qdrant's defaults indexes its segment here, and this test tells
+DIM, N = 384, 14_000
+
+
+def points(n: int, *, dense: bool = True) -> list[StorePoint]:
+    rng = np.random.default_rng(5)
+    vecs = rng.normal(size=(n, DIM)).astype(np.float32)
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    out = []
+    for k in range(n):
+        terms = sorted({int(t) for t in rng.integers(0, 2000, 12)})
+        out.append(StorePoint(id=str(uuid.uuid5(uuid.NAMESPACE_URL, f"q{k}")),
+                              sparse=SparseVec(terms, [1.0 + (t % 7) / 7 for t in terms]),
+                              dense=vecs[k] if dense else None,
+                              payload={"workspace_id": "ws", "file_path": f"f{k % 97}.py", "start_line": k, "end_line": k + 1}))
+    return out
+
+
+def scores(store: EdgeStore) -> tuple[dict, dict]:
+    """Every point's BM25 and (exact) dense score for one query, by id."""
+    shard = store._s()
+    sparse_q = qe.Query.Nearest(qe.SparseVector([1, 17, 200, 999], [1.0] * 4), using=edge_mod.SPARSE)
+    dense_q = qe.Query.Nearest([float(x) for x in np.linspace(-1, 1, DIM)], using=edge_mod.DENSE)
+    return tuple({str(p.id): round(float(p.score), 5) for p in shard.query(
+        qe.QueryRequest(limit=N, query=q, params=edge_mod.EXACT))} for q in (sparse_q, dense_q))
+
+
+def _store(path, pts) -> EdgeStore:
+    s = EdgeStore(path, path.name)
+    s.ensure_collection(DIM)
+    for start in range(0, len(pts), 2000):
+        s.upsert(pts[start:start + 2000])
+    return s
+
+
+def _indexes(store: EdgeStore) -> list[tuple[str, str]]:
+    """(dense index type, BM25 index type) of each of the shard's segments."""
+    out = []
+    for seg in store.path.glob("segments/*/segment.json"):
+        c = json.loads(seg.read_text())["config"]
+        out.append((c["vector_data"]["dense"]["index"]["type"], c["sparse_vector_data"]["bm25"]["index"]["index_type"]))
+    return out
+
+
+def _files_bytes(store: EdgeStore, part: str) -> int:
+    return sum(f.stat().st_blocks * 512 for f in store.path.glob(f"segments/*/{part}/**/*") if f.is_file())
+
+
+def test_an_optimized_new_shard_drops_deleted_points_and_builds_no_index(tmp_path):
+    pts = points(N)
+    gone = [p.id for p in pts[::3]]  # a third deleted: past Qdrant's vacuum threshold (a fifth)
+    kept = [p for p in pts if p.id not in set(gone)]
+    store = _store(tmp_path / "store" / "chunks_a", pts)
+    try:
+        store.delete_ids(gone)
+        dense_before = scores(store)[1]
+        vectors_before = _files_bytes(store, "vector_storage-dense")
+        assert optimize_aside(store, abandon=lambda: False) is True  # the vacuum ran, and was swapped in
+        assert _indexes(store) and all(i == ("plain", "MutableRam") for i in _indexes(store)), _indexes(store)
+        assert not list(store.path.glob("segments/*/vector_index-dense/graph*"))  # no HNSW graph files
+        assert _files_bytes(store, "vector_index-bm25") < 64 * 1024  # no on-disk inverted index
+        assert _files_bytes(store, "vector_storage-dense") < vectors_before  # the deleted slots are gone
+        assert store.count() == len(kept)
+        fresh = _store(tmp_path / "store" / "chunks_b", kept)
+        try:
+            # the same BM25 scores as a shard that never held the deleted points (IDF counts only
+            # live points once they are dropped), and the same exact dense scores as before
+            assert scores(store) == scores(fresh)
+            assert scores(store)[1] == dense_before
+        finally:
+            fresh.close()
+    finally:
+        store.close()
+
+
+def test_a_filled_new_shard_has_nothing_to_optimize(tmp_path):
+    """The fill's vectors are written in place: after it, a new shard's optimization finds no work
+    (a shard made before built its indexes here: 30 s of CPU on the monorepo)."""
+    pts = points(N)
+    store = _store(tmp_path / "store" / "chunks_a", points(N, dense=False))
+    try:
+        store.set_dense([p.id for p in pts], np.stack([p.dense for p in pts]))
+        assert optimize_aside(store, abandon=lambda: False) is False  # nothing to do
+        assert all(i == ("plain", "MutableRam") for i in _indexes(store))
+    finally:
+        store.close()
