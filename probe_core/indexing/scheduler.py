@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 from ..errors import BackendUnavailable, ProbeError
 from ..records import IndexProgress
 from ..storage.edge_optimize import optimize_aside
+from ..storage.manifest_vacuum import compact_manifest
 
 if TYPE_CHECKING:
     from ..workspace import Workspace
@@ -300,13 +301,15 @@ class IndexSchedule:
         return self.optimize_wanted and wait_s > 0 and idle_s >= wait_s and not self.requested()
 
     def optimize_store(self, ws: Workspace) -> bool | None:
-        """Optimize the store beside the one searches use (``optimize_aside``); a scan requested
-        or a stop meanwhile abandons it (it is tried again after the next fill)."""
+        """Optimize the store beside the one searches use (``optimize_aside``), then compact the
+        manifest (``compact_manifest``); a scan requested or a stop meanwhile abandons the first
+        (both are tried again after the next fill)."""
         log.info("optimizing the store in a child process")
         result = optimize_aside(ws.store, abandon=lambda: self._stop.is_set() or self.requested())
         if result is not None:  # done, or nothing to do: count from here
             ws.manifest.set_meta(UNOPTIMIZED_KEY, "0")
             self._writes_seen = (id(ws.store), ws.store.writes)
+            compact_manifest(ws.manifest.path)  # the same large change left its pages part-empty
         log.info("store optimization: %s", {True: "done", False: "nothing to do", None: "abandoned"}[result])
         with self.lock:
             self.optimize_wanted = False

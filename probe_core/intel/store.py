@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..errors import IndexDamaged
 from ..storage.damage import CheckedConnection
+from ..storage.manifest_schema import use_wal
 from . import migrate, migrate_symbols
 from .migrate_symbols import QUALNAME, symbol_row
 from .file_index import FileIndex
@@ -103,8 +104,7 @@ class GraphStore:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         raw = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30)
         self._db = CheckedConnection(raw, self.path)  # corruption → IndexDamaged, recorded for status
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
+        use_wal(self._db)
         self._lock = threading.RLock()
         self.changes = 0  # counts this connection's writes (the process owning the workspace is the only writer)
         self.in_step: tuple | None = None  # build.ensure_graph's key when the graph last matched the manifest

@@ -78,6 +78,19 @@ _QUEUE = """CREATE TABLE IF NOT EXISTS {name} (
 _SCHEMA = _SCHEMA_TEMPLATE.format(chunks=_CHUNKS.format(name="chunks"), queue=_QUEUE.format(name="pending_dense"))
 
 
+# What a connection leaves of the manifest's WAL file once a checkpoint has folded it in: SQLite keeps
+# the file at its largest otherwise, and a monorepo's bulk build grows it to 35 MB that then stayed
+# beside an idle owner's manifest until its last connection closed.
+WAL_SIZE_LIMIT = 4 * 1024 * 1024
+
+
+def use_wal(db) -> None:
+    """The settings every connection to the manifest file uses (the manifest's and the graph's)."""
+    db.execute("PRAGMA journal_mode=WAL")
+    db.execute("PRAGMA synchronous=NORMAL")
+    db.execute(f"PRAGMA journal_size_limit={WAL_SIZE_LIMIT}")
+
+
 def create_or_migrate(db) -> None:
     """Bring the manifest behind ``db`` (a ``CheckedConnection``, autocommit) to ``SCHEMA_VERSION``.
 
@@ -88,8 +101,7 @@ def create_or_migrate(db) -> None:
     if db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()[0] == 0:
         db.execute("PRAGMA auto_vacuum=INCREMENTAL")
     _refuse_newer(db)
-    db.execute("PRAGMA journal_mode=WAL")
-    db.execute("PRAGMA synchronous=NORMAL")
+    use_wal(db)
     _migrate(db)
     db.executescript(_SCHEMA)
 

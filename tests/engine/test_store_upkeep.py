@@ -1,6 +1,6 @@
 """Once the dense fill has finished and the owner has been idle a while, it optimizes a store that
 was written a lot since its last optimization, in a child process (``storage/edge_optimize.py``),
-and answers the same afterwards (real Qdrant Edge, real ONNX embedder, a real child process)."""
+and answers the same afterwards; then it compacts the manifest (real Qdrant Edge, real ONNX embedder, a real child process)."""
 from __future__ import annotations
 
 import dataclasses
@@ -27,6 +27,12 @@ def answers(engine: OwnerEngine) -> list:
 def test_the_idle_owner_optimizes_the_store_after_the_fill(tmp_path, monkeypatch):
     small_threshold(monkeypatch)  # a test-sized shard worth optimizing
     monkeypatch.setattr(scheduler, "OPTIMIZE_MIN_POINTS", 50)
+    compacted, real_compact = [], scheduler.compact_manifest
+
+    def compact(path):  # the real compaction, recorded
+        compacted.append((path, real_compact(path)))
+        return compacted[-1][1]
+    monkeypatch.setattr(scheduler, "compact_manifest", compact)
     root = tmp_path / "repo"
     shutil.copytree(RETRIEVAL, root / "retrieval", ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setenv("PROBE_WATCH", "0")
@@ -43,5 +49,7 @@ def test_the_idle_owner_optimizes_the_store_after_the_fill(tmp_path, monkeypatch
         assert engine._ws.store._s().info().segments_count != segments
         assert not engine._sched.optimize_wanted
         assert answers(engine) == before
+        # the manifest was compacted after it (its WAL folded in: bytes given back, or none to give)
+        assert [p for p, _ in compacted] == [engine._ws.manifest.path] and compacted[0][1] is not None
     finally:
         engine.close()
