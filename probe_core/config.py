@@ -22,6 +22,7 @@ from .scan._git_dirs import refuse_git_internals
 
 PROBE_DIR = PROBE_DIR_NAME  # the data dir inside a repository
 DENSE_STORAGES = ("float16", "turbo8")  # PROBE_DENSE_STORAGE: a new Qdrant Edge shard's dense datatype
+STORE_INDEXES = ("none", "bm25")  # PROBE_STORE_INDEX: what a new Qdrant Edge shard's optimization builds
 CONFIG_FILE = "config.json"
 
 
@@ -145,6 +146,8 @@ class WorkspaceConfig:
         if (storage := env.get("PROBE_DENSE_STORAGE")) and storage.strip().lower() not in DENSE_STORAGES:
             # checked before any verb runs: ``probe index --rebuild`` would delete the index first
             raise ConfigError(f"PROBE_DENSE_STORAGE must be one of {', '.join(DENSE_STORAGES)} (got {_short(storage)})")
+        if (index := env.get("PROBE_STORE_INDEX")) and index.strip().lower() not in STORE_INDEXES:
+            raise ConfigError(f"PROBE_STORE_INDEX must be one of {', '.join(STORE_INDEXES)} (got {_short(index)})")
         for url in (self.qdrant_url, self.tei_url, self.reranker_url):
             register_url_secrets(url)
         self.preset_spec  # validate

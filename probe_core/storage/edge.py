@@ -30,6 +30,7 @@ import numpy as np
 import qdrant_edge as qe
 
 from .. import environment
+from .. import config
 from ..config import DENSE_STORAGES
 from ..errors import BackendUnavailable, ConfigError, IndexConfigMismatch, IndexLocked, ProbeError
 from .damage import edge_words, shard_problem, store_damaged
@@ -52,18 +53,25 @@ MATCH_ALL = qe.Filter(must=[])  # a write's filter that selected only this shard
 # (``load`` reads its own config), so float32, float16 and turbo8 shards all work as made
 VECTOR_DATATYPES = {"float16": qe.VectorStorageDatatype.Float16, "turbo8": qe.VectorStorageDatatype.Turbo8}
 assert tuple(VECTOR_DATATYPES) == DENSE_STORAGES
-# Where optimized segments keep their point ids, and an indexed segment its BM25 index (a shard made
-# before ``OPTIMIZERS`` below): memory-mapped files (Cold), not copies in the heap (Qdrant's default,
-# Pinned); such a monorepo shard loads with 42 MB anonymous memory instead of 110. Segments without
-# an index (appendable ones, and all of a new shard's) keep their BM25 postings in RAM regardless.
+# Where optimized segments keep their point ids, and an indexed segment its BM25 index
+# (``STORE_INDEXES`` below: ``bm25``, or a shard made before): memory-mapped files (Cold), not copies
+# in the heap (Qdrant's default, Pinned); such a monorepo shard loads with 42 MB anonymous memory
+# instead of 110. Segments without an index (appendable ones, and all of a new shard's by default)
+# keep their BM25 postings in RAM regardless.
 SPARSE_INDEX_MEMORY = ID_TRACKER_MEMORY = qe.Memory.Cold
-# A new shard's segments are never indexed (Qdrant's ``indexing_threshold`` 0: indexing off), so the
-# idle owner's optimization (``edge_optimize``) only merges segments and drops deleted points. An
-# indexed segment held its BM25 postings twice on disk, as sparse vectors and as an inverted index
-# (+59 MB on the monorepo), and an HNSW graph no query reads (dense search is ``EXACT``; +9 MB),
-# for ~2 ms of store CPU a BM25 query; its optimization cost 30 s of CPU, now under 1 s there
-# (``docs/benchmarks.md``, "A compact index, round 6"). Shards made before keep their setting.
-OPTIMIZERS = qe.EdgeOptimizersConfig(indexing_threshold=0)
+# What a new shard's optimization (the idle owner's, ``edge_optimize``) builds: ``PROBE_STORE_INDEX``.
+# ``none`` (the default): segments are never indexed (Qdrant's ``indexing_threshold`` 0), so the
+# optimization only merges segments and drops deleted points. An indexed segment holds its BM25
+# postings twice on disk, as sparse vectors and as an inverted index (+59 MB on the monorepo), and
+# answered BM25 no faster there (store CPU p50 1.0-1.8 ms indexed, 1.1-1.5 ms not, the 40 monorepo
+# queries). ``bm25``: that on-disk index, mapped from disk (``SPARSE_INDEX_MEMORY``), for an idle
+# owner ~250 MB smaller in RAM on the monorepo (unindexed segments keep their postings in the heap).
+# Never an HNSW graph (``m`` 0): no query reads it (dense search is ``EXACT``), and it cost 9 MB and
+# most of an optimization's CPU. ``docs/benchmarks.md``, "A compact index, round 6". A shard keeps
+# the setting it was made with.
+STORE_INDEXES = {"none": dict(optimizers=qe.EdgeOptimizersConfig(indexing_threshold=0)),
+                 "bm25": dict(hnsw_config=qe.HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000))}
+assert tuple(STORE_INDEXES) == config.STORE_INDEXES
 
 
 def vector_datatype() -> qe.VectorStorageDatatype:
@@ -72,6 +80,14 @@ def vector_datatype() -> qe.VectorStorageDatatype:
     if raw not in VECTOR_DATATYPES:
         raise ConfigError(f"PROBE_DENSE_STORAGE must be one of {', '.join(VECTOR_DATATYPES)} (got {raw[:40]!r})")
     return VECTOR_DATATYPES[raw]
+
+
+def store_indexing() -> dict:
+    """The ``EdgeConfig`` arguments ``PROBE_STORE_INDEX`` gives a new shard (``none`` unless set)."""
+    raw = (environment.get("PROBE_STORE_INDEX") or "none").strip().lower()
+    if raw not in STORE_INDEXES:
+        raise ConfigError(f"PROBE_STORE_INDEX must be one of {', '.join(STORE_INDEXES)} (got {raw[:40]!r})")
+    return STORE_INDEXES[raw]
 
 
 def _filter(flt: StoreFilter | None, keys: PayloadKeys, *, with_dense: bool = False) -> qe.Filter | None:
@@ -199,7 +215,7 @@ class EdgeStore:
             vectors={DENSE: qe.EdgeVectorParams(size=dimensions, distance=qe.Distance.Cosine,
                                                 datatype=vector_datatype())},
             sparse_vectors={SPARSE: qe.EdgeSparseVectorParams(modifier=qe.Modifier.Idf, memory=SPARSE_INDEX_MEMORY)},
-            id_tracker_memory=ID_TRACKER_MEMORY, optimizers=OPTIMIZERS,
+            id_tracker_memory=ID_TRACKER_MEMORY, **store_indexing(),
         )
 
     def ensure_collection(self, dimensions: int) -> None:
@@ -227,8 +243,8 @@ class EdgeStore:
                 self._shard = None
 
     def optimize(self) -> bool:
-        """Merge the shard's segments and drop deleted points (Qdrant's optimizers; a shard made before
-        ``OPTIMIZERS`` also indexes them) in this process, True when any
+        """Merge the shard's segments and drop deleted points (Qdrant's optimizers; or with ``PROBE_STORE_INDEX=bm25``, also
+        indexes them) in this process, True when any
         changed. It holds the GIL and the store's lock throughout (14–32 s of CPU measured on the
         monorepo's 137k points): the owner uses ``edge_optimize.optimize_aside`` instead, which runs it in a
         child process on a copy and swaps the result in (``swap_in``)."""

@@ -2,8 +2,8 @@
 
 Qdrant's optimizers merge a shard's segments and drop the points deleted since (an edited file's
 old chunks keep their slots until then). A new shard's segments are never indexed
-(``edge.OPTIMIZERS``), so that is all they do; a shard made before also gets an on-disk BM25 index
-and an HNSW graph, ~30 s of CPU on the 2.9M-line monorepo (minutes under load). Either way
+(``edge.STORE_INDEXES``), so that is all they do; a shard made before also gets an on-disk BM25
+index and an HNSW graph, ~30 s of CPU on the 2.9M-line monorepo (minutes under load). Either way
 ``EdgeShard.optimize()`` holds Python's GIL for its whole run (measured: a pure-Python thread got
 no turn in 10 s), so called in the owner process it would stop every search for that long. It runs
 in a child process on a copy instead:

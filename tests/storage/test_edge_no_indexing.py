@@ -1,14 +1,20 @@
-"""A new Edge shard is never indexed (``edge.OPTIMIZERS``): the idle owner's optimization only drops
-deleted points and merges segments. No on-disk BM25 inverted index (the sparse vectors a second
-time) and no HNSW graph (dense search is exact) is built, and the vacuumed shard answers as a shard
-written with only the surviving points does (real Qdrant Edge, a real child process)."""
+"""A new Edge shard is never indexed by default (``edge.STORE_INDEXES``, ``PROBE_STORE_INDEX``): the
+idle owner's optimization only drops deleted points and merges segments. No on-disk BM25 inverted
+index (the sparse vectors a second time) and no HNSW graph (dense search is exact) is built, and the
+vacuumed shard answers as a shard written with only the surviving points does. With
+``PROBE_STORE_INDEX=bm25`` it gets the BM25 index, mapped from disk, and still no HNSW graph (real
+Qdrant Edge, a real child process)."""
 from __future__ import annotations
 
 import json
 import uuid
 
 import numpy as np
+import pytest
 import qdrant_edge as qe
+
+from probe_core.config import WorkspaceConfig
+from probe_core.errors import ConfigError
 
 from probe_core.sparse import SparseVec
 from probe_core.storage import edge as edge_mod
@@ -104,3 +110,29 @@ def test_a_filled_new_shard_has_nothing_to_optimize(tmp_path):
         assert all(i == ("plain", "MutableRam") for i in _indexes(store))
     finally:
         store.close()
+
+
+def test_store_index_bm25_maps_a_bm25_index_and_builds_no_graph(tmp_path, monkeypatch):
+    monkeypatch.setenv("PROBE_STORE_INDEX", "bm25")
+    pts = points(N)
+    store = _store(tmp_path / "store" / "chunks_a", pts)
+    try:
+        before = scores(store)
+        assert optimize_aside(store, abandon=lambda: False) is True  # indexing is work to do here
+        indexed = [i for i in _indexes(store) if i[1] != "MutableRam"]
+        assert indexed == [("hnsw", "Mmap")], _indexes(store)  # BM25 postings mapped from disk
+        # m = 0: a graph without links (Qdrant's m = 16 would link 14,000 points: ~1.8 MB)
+        assert _files_bytes(store, "vector_index-dense") < 256 * 1024
+        assert scores(store) == before
+    finally:
+        store.close()
+
+
+def test_a_bad_store_index_is_one_clear_error(tmp_path, monkeypatch):
+    """Refused with the rest of the configuration, before any verb touches the index (as a bad
+    ``PROBE_DENSE_STORAGE``: ``probe index --rebuild`` deletes the index first), and by the store."""
+    with pytest.raises(ConfigError, match="PROBE_STORE_INDEX must be one of none, bm25"):
+        WorkspaceConfig().with_env({"PROBE_STORE_INDEX": "hnsw"})
+    monkeypatch.setenv("PROBE_STORE_INDEX", "hnsw")
+    with pytest.raises(ConfigError, match="PROBE_STORE_INDEX must be one of none, bm25"):
+        EdgeStore(tmp_path / "bad", "t").ensure_collection(DIM)
