@@ -34,6 +34,15 @@ def unpack(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, "<u2" if blob[0] == _NARROW else "<u4", offset=1).astype(np.uint32)
 
 
+def ids(blobs: list[bytes]) -> np.ndarray:
+    """The file ids of every list in ``blobs``, joined (uint32, in no particular order)."""
+    narrow = [b[1:] for b in blobs if b[0] == _NARROW]
+    found = np.frombuffer(b"".join(narrow), "<u2").astype(np.uint32)
+    if len(narrow) < len(blobs):
+        found = np.concatenate((found, np.frombuffer(b"".join([b[1:] for b in blobs if b[0] == _WIDE]), "<u4")))
+    return found
+
+
 def keys(rows: Iterable[tuple[int, bytes]]) -> np.ndarray:
     """(term << 32 | file) of every posting in (term, list) rows, in no particular order: the
     lists of each width are joined and read at once."""
@@ -90,22 +99,37 @@ def apply(db, added: list[tuple[int, Sequence[int]]], removed: list[tuple[int, S
           new_after: int | None = None) -> None:
     """Post ``added`` and take back ``removed`` ((file id, its term ids) pairs; a file removed and
     added again under its id keeps its postings) in the lists, inside the caller's transaction.
-    Terms with an id above ``new_after`` were made by this transaction: they have no list to read."""
-    add, rem = file_keys(added), file_keys(removed)
-    touched = np.unique(np.concatenate((add >> np.uint64(32), rem >> np.uint64(32))))
+    Terms with an id above ``new_after`` were made by this transaction: they have no list to read.
+    Sorted arrays are merged by binary search (``np.unique`` hashes: 30× slower here)."""
+    add, rem = _distinct(file_keys(added)), _distinct(file_keys(removed))
+    touched = _distinct(np.sort(np.concatenate((add >> np.uint64(32), rem >> np.uint64(32)))))
     if not touched.size:
         return
-    old = keys(read(db, (touched if new_after is None else touched[touched <= new_after]).tolist()))
+    old = keys(sorted(read(db, (touched if new_after is None else touched[touched <= new_after]).tolist())))
+    if old.size > 1 and not (old[1:] > old[:-1]).all():  # lists of both widths: joined width by width
+        old = _distinct(np.sort(old))
     if rem.size:
-        old = np.setdiff1d(old, rem)
-    merged = np.concatenate((old, add))
-    merged.sort(kind="stable")  # two sorted runs, mostly: merged, not sorted again
-    if merged.size:
-        merged = merged[np.concatenate(([True], merged[1:] != merged[:-1]))]
-    terms, blobs = encode(merged)
-    gone = np.setdiff1d(touched, np.array(terms, np.uint64), assume_unique=True).tolist()
+        old = np.delete(old, np.searchsorted(old, rem[_within(old, rem)]))
+    if add.size:
+        new = add[~_within(old, add)]
+        old = np.insert(old, np.searchsorted(old, new), new)
+    terms, blobs = encode(old)
+    gone = touched[~_within(np.array(terms, np.uint64), touched)].tolist()
     db.executemany("DELETE FROM graph_postings WHERE term=?", [(t,) for t in gone])
     db.executemany("INSERT OR REPLACE INTO graph_postings(term, files) VALUES(?,?)", zip(terms, blobs))
+
+
+def _distinct(found: np.ndarray) -> np.ndarray:
+    """A sorted array without its repeats."""
+    return found[np.concatenate(([True], found[1:] != found[:-1]))] if found.size else found
+
+
+def _within(found: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Which of ``values`` the sorted array ``found`` holds."""
+    if not found.size:
+        return np.zeros(values.size, bool)
+    at = np.minimum(np.searchsorted(found, values), found.size - 1)
+    return found[at] == values
 
 
 def files_holding(db, groups: list[list[int]]) -> np.ndarray:
@@ -114,7 +138,7 @@ def files_holding(db, groups: list[list[int]]) -> np.ndarray:
     lists = dict(read(db, sorted({t for g in groups for t in g})))
     hit: np.ndarray | None = None
     for group in sorted(groups, key=len):
-        files = np.unique(keys([(0, lists[t]) for t in group if t in lists]))  # term 0: the keys are the ids
+        files = _distinct(np.sort(ids([lists[t] for t in group if t in lists])))
         hit = files if hit is None else np.intersect1d(hit, files, assume_unique=True)
         if not hit.size:
             break

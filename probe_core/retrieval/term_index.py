@@ -36,7 +36,7 @@ from ..workspace import Workspace
 # A run that fits more words than this narrows nothing worth a query of the postings: it is left
 # out of the intersection (the other runs, or the scan, decide).
 MAX_RUN_WORDS = 5000
-MAX_PARAMETERS = 30000  # SQLite 3.32+ allows 32766 host parameters a statement
+MAX_PARAMETERS = 30000  # words a candidate query keeps (once SQLite's bound on host parameters)
 TEXT_CACHE_BYTES = 32 << 20  # read texts kept for the next query (a bounded share of the repository)
 
 T = TypeVar("T")
@@ -132,11 +132,8 @@ class TermIndex:
     def holders(self, store: GraphStore, name: bytes) -> list[FileMeta]:
         """Exactly the posted files whose text holds ``name`` (made of word bytes only) anywhere, case
         kept: every occurrence lies inside one word. Unposted files are the caller's to test."""
-        found = self.vocabulary.words(name, case=True, starts=False, ends=False, limit=None) or []
-        files: dict[str, FileMeta] = {}
-        for start in range(0, len(found), MAX_RUN_WORDS):  # SQLite's host parameters are bounded
-            files.update((meta[0], meta) for meta in store.posted_files([found[start:start + MAX_RUN_WORDS]]))
-        return sorted(files.values())
+        found = self.vocabulary.words(name, case=True, starts=False, ends=False, limit=None)
+        return store.posted_files([found]) if found else []  # one list of files, however many words
 
     def unposted(self) -> list[FileMeta]:
         return list(self._unposted[1]) if self._unposted else []
