@@ -34,12 +34,20 @@ def unpack(blob: bytes) -> np.ndarray:
     return np.frombuffer(blob, "<u2" if blob[0] == _NARROW else "<u4", offset=1).astype(np.uint32)
 
 
+def _joined(blobs: list[bytes], width: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ids of lists of one width, joined (uint32), and how many each list holds: the lists
+    are joined whole and their width bytes dropped at once (a slice of each costs 5× more)."""
+    lengths = np.fromiter(map(len, blobs), np.int64, len(blobs))
+    raw = np.delete(np.frombuffer(b"".join(blobs), np.uint8), np.cumsum(lengths) - lengths)
+    return raw.view("<u2" if width == _NARROW else "<u4").astype(np.uint32), (lengths - 1) // width
+
+
 def ids(blobs: list[bytes]) -> np.ndarray:
     """The file ids of every list in ``blobs``, joined (uint32, in no particular order)."""
-    narrow = [b[1:] for b in blobs if b[0] == _NARROW]
-    found = np.frombuffer(b"".join(narrow), "<u2").astype(np.uint32)
+    narrow = [b for b in blobs if b[0] == _NARROW]
+    found = _joined(narrow, _NARROW)[0]
     if len(narrow) < len(blobs):
-        found = np.concatenate((found, np.frombuffer(b"".join([b[1:] for b in blobs if b[0] == _WIDE]), "<u4")))
+        found = np.concatenate((found, _joined([b for b in blobs if b[0] == _WIDE], _WIDE)[0]))
     return found
 
 
@@ -48,14 +56,12 @@ def keys(rows: Iterable[tuple[int, bytes]]) -> np.ndarray:
     lists of each width are joined and read at once."""
     rows = list(rows)
     parts = []
-    for width, dtype in ((_NARROW, "<u2"), (_WIDE, "<u4")):
+    for width in (_NARROW, _WIDE):
         chosen = [r for r in rows if r[1][0] == width]
-        if not chosen:
-            continue
-        terms, blobs = zip(*chosen)
-        files = np.frombuffer(b"".join([b[1:] for b in blobs]), dtype).astype(np.uint64)
-        counts = (np.fromiter(map(len, blobs), np.int64, len(blobs)) - 1) // width
-        parts.append(np.repeat(np.array(terms, np.uint64), counts) << np.uint64(32) | files)
+        if chosen:  # (not zip(*chosen): 15× slower for 100k rows)
+            files, counts = _joined([r[1] for r in chosen], width)
+            terms = np.fromiter((r[0] for r in chosen), np.uint64, len(chosen))
+            parts.append(np.repeat(terms, counts) << np.uint64(32) | files.astype(np.uint64))
     return np.concatenate(parts) if parts else _EMPTY
 
 
