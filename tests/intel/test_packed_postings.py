@@ -172,3 +172,33 @@ def test_a_layout_9_graph_is_converted_in_place_and_answers_the_same(tmp_path):
         assert _answers(ws, groups) == before
     finally:
         ws.close()
+
+
+def test_a_failed_conversion_of_layout_9_leaves_a_graph_made_again(tmp_path, monkeypatch):
+    """A layout-9 graph whose conversion fails (here: packing raises, inside its transaction) is
+    dropped, as any older layout is, and graphed again from the files: the answers stay right."""
+    from probe_core.intel import migrate_postings
+
+    root = tree(tmp_path)
+    db_path = root / ".probe" / "manifest.sqlite"
+    ws = Workspace.open(root)
+    index_workspace(ws, dense=False)
+    groups = _groups(sorted(_lists(db_path)), random.Random(7))
+    before = _answers(ws, groups)
+    ws.close()
+    to_layout_9(db_path)
+
+    def broken(found):
+        raise OSError("disk full")
+
+    monkeypatch.setattr(migrate_postings.postings, "encode", broken)
+    ws = Workspace.open(root)
+    try:
+        store = graph_store(ws)
+        assert store._rows("SELECT value FROM graph_meta WHERE key='version'")[0][0] == GRAPH_VERSION
+        assert store.counts()["files"] == 0  # dropped, not half converted
+        monkeypatch.undo()
+        assert ensure_graph(ws)["updated"] > 20  # graphed again
+        assert _answers(ws, []) == ([], before[1])  # the term ids are new: the literal lists compare
+    finally:
+        ws.close()
