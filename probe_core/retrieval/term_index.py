@@ -5,8 +5,8 @@ cost and memory grew with the repository (a 2M-line tree: ~80 MB of text in memo
 pass over it per needle). As code search engines do (Zoekt, Google's codesearch), an index now
 narrows the search first, and only the files it names are read and matched as before:
 
-* the index is every file's set of words (``intel/words.py``), stored as (word, file) postings in
-  the manifest's database and kept up to date with the symbol graph, file by file;
+* the index is every file's set of words (``intel/words.py``), stored in the manifest's database
+  as a list of files per word (``intel/postings.py``) and kept up to date with the symbol graph;
 * a needle splits into its word runs; a run bounded inside the needle (or by the identifier
   pattern's word boundaries) is a whole word of the file, the first run of a literal may end a
   word, the last may begin one, a lone run may sit anywhere in one. The vocabulary (kept in memory:
