@@ -18,7 +18,7 @@ from pathlib import Path
 from ..errors import IndexDamaged
 from ..storage.damage import CheckedConnection
 from ..storage.manifest_schema import use_wal
-from . import migrate, migrate_symbols
+from . import migrate_postings, postings
 from .migrate_symbols import QUALNAME, symbol_row
 from .file_index import FileIndex
 from .model import Edge, FileGraph, Import, Ref, Symbol
@@ -27,15 +27,16 @@ from .rows import FileRows, file_rows, pack
 
 log = logging.getLogger("probe.intel")
 
-GRAPH_VERSION = "9"  # bump when extraction or the layout changes: stored graphs are then rebuilt
-# (layouts 7 and 8 are migrated in place instead: ``migrate.py``, ``migrate_symbols.py``)
+GRAPH_VERSION = "10"  # bump when extraction or the layout changes: stored graphs are then rebuilt
+# (layouts 7 to 9 are converted in place instead: ``migrate.py``, ``migrate_symbols.py``,
+# ``migrate_postings.py``)
 
 # Compact by design (a 2.9M-line monorepo's uses took 158 MB as rows with two indexes, 1.7× the
 # source): a file's uses are one compressed row of `graph_uses` (``packing.py``, with its imports),
 # found through `graph_refs`, a posting list name → files with a bit per kind of use.
 # `graph_postings` is the word index the exact-match lists read (``retrieval/term_index.py``): one
-# (term, file) row per distinct word of a file, no rowid, and the file's own term ids in
-# `graph_files.terms` (``packing.pack_terms``) so that replacing a file deletes exactly its rows.
+# row per word, the files holding it packed (``postings.py``), and each file's own term ids in
+# `graph_files.terms` (``packing.pack_terms``) so that replacing a file takes it out of exactly its lists.
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS graph_files (
@@ -63,10 +64,7 @@ CREATE INDEX IF NOT EXISTS graph_edges_parent ON graph_edges(parent);
 CREATE INDEX IF NOT EXISTS graph_edges_child ON graph_edges(child);
 CREATE INDEX IF NOT EXISTS graph_edges_path ON graph_edges(path);
 CREATE TABLE IF NOT EXISTS graph_terms (id INTEGER PRIMARY KEY, term BLOB NOT NULL UNIQUE);
-CREATE TABLE IF NOT EXISTS graph_postings (
-    term INTEGER NOT NULL, file INTEGER NOT NULL, PRIMARY KEY (term, file)
-) WITHOUT ROWID;
-"""
+""" + postings.SCHEMA
 _ALL_TABLES = ("graph_files", "graph_symbols", "graph_names", "graph_refs", "graph_uses", "graph_edges",
                "graph_imports", "graph_terms", "graph_postings")
 # A symbol names its file by id, its qualname NULL when derived (``migrate_symbols.py``); CROSS JOIN
@@ -115,7 +113,7 @@ class GraphStore:
         with self._lock:
             self._db.execute("CREATE TABLE IF NOT EXISTS graph_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
             version = self._db.execute("SELECT value FROM graph_meta WHERE key='version'").fetchone()
-            if version is not None and version[0] in (migrate.FROM_VERSION, migrate_symbols.FROM_VERSION):
+            if version is not None and version[0] in migrate_postings.OLDER:
                 self._migrate()
                 version = self._db.execute("SELECT value FROM graph_meta WHERE key='version'").fetchone()
             if version is None or version[0] != GRAPH_VERSION:  # an older layout: rebuilt lazily
@@ -129,13 +127,11 @@ class GraphStore:
             self._db.executescript(_SCHEMA)
 
     def _migrate(self) -> None:
-        """The layouts before packed uses (7) and before symbols by file id (8), converted in place,
-        one step after the other; when that fails the graph is left as it was, to be dropped and
-        made again from the files like any older layout."""
+        """The layouts before packed uses (7), before symbols by file id (8) and before packed word
+        postings (9), converted in place, one step after the other; when a step fails the graph is
+        left as it was, to be dropped and made again from the files like any older layout."""
         try:
-            without_symbols = ";".join(migrate_symbols.symbol_statements(_SCHEMA, keep=False))
-            migrate.to_packed(self._db, without_symbols, migrate_symbols.FROM_VERSION)
-            migrate_symbols.to_file_ids(self._db, _SCHEMA, GRAPH_VERSION)
+            migrate_postings.in_place(self._db, _SCHEMA, GRAPH_VERSION)
         except IndexDamaged:
             raise
         except Exception:  # noqa: BLE001 - a full disk, a garbled row: rebuilding from the files still works
@@ -184,18 +180,19 @@ class GraphStore:
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 names = self._ids("graph_names", "name", set().union(*(f.names for f, _, _ in rows)))
+                old_top = self._db.execute("SELECT max(id) FROM graph_terms").fetchone()[0] or 0
                 terms = self._ids("graph_terms", "term", set().union(*(words for _, _, words in rows if words)))
-                postings: list[tuple[int, int]] = []
+                added: list[tuple[int, list[int]]] = []  # (file id, its term ids): the lists' changes
+                removed: list[tuple[int, list[int]]] = []
                 posted: list[tuple[int, int, int]] = []
                 for f, file_hash, words in rows:
-                    self._delete(f.path)
+                    self._delete(f.path, removed)
                     ids = None if words is None else sorted(map(terms.__getitem__, words))
                     file_id = self._insert(f, file_hash, names, ids, posted)
-                    postings.extend(zip(ids or (), repeat(file_id)))
-                # in key order: the inserts walk the B-tree once instead of jumping about it
-                postings.sort()
-                posted.sort()
-                self._db.executemany("INSERT INTO graph_postings(term, file) VALUES(?,?)", postings)
+                    if ids:
+                        added.append((file_id, ids))
+                postings.apply(self._db, added, removed, old_top)
+                posted.sort()  # in key order: the inserts walk the B-tree once instead of jumping about it
                 self._db.executemany("INSERT INTO graph_refs(name, file, kind) VALUES(?,?,?)", posted)
             except BaseException:
                 self._known.clear()  # may hold ids the rollback took back
@@ -209,8 +206,10 @@ class GraphStore:
             self.flush()
             self._db.execute("BEGIN IMMEDIATE")
             try:
+                removed: list[tuple[int, list[int]]] = []
                 for path in paths:
-                    self._delete(path)
+                    self._delete(path, removed)
+                postings.apply(self._db, [], removed)
             except BaseException:
                 self._db.execute("ROLLBACK")
                 raise
@@ -256,7 +255,8 @@ class GraphStore:
                 f"SELECT id, {column} FROM {table} WHERE {column} IN ({','.join('?' * len(part))})", part))
         return out
 
-    def _delete(self, path: str) -> None:
+    def _delete(self, path: str, removed: list[tuple[int, list[int]]]) -> None:
+        """Delete the rows of ``path`` but its postings: (its file id, its term ids) goes to ``removed``."""
         db = self._db
         row = db.execute("SELECT id, terms FROM graph_files WHERE path=?", (path,)).fetchone()
         if row is not None:
@@ -267,8 +267,7 @@ class GraphStore:
                                [(n, file_id) for n in sorted(used_names(uses[0]))])
                 db.execute("DELETE FROM graph_uses WHERE file=?", (file_id,))
             if terms:
-                db.executemany("DELETE FROM graph_postings WHERE term=? AND file=?",
-                               [(t, file_id) for t in unpack_terms(terms)])
+                removed.append((file_id, unpack_terms(terms)))
             db.execute("DELETE FROM graph_files WHERE id=?", (file_id,))
             db.execute("DELETE FROM graph_symbols WHERE file=?", (file_id,))
         db.execute("DELETE FROM graph_edges WHERE path=?", (path,))
@@ -471,16 +470,10 @@ class GraphStore:
         """(path, file_hash, language, chunk_kind) of the manifest's indexed files whose posted
         version is the indexed one and that hold a word of every group (no group: every such file).
         Joins the manifest's ``files`` table, which lives in the same database file."""
-        if groups:
-            hit = " INTERSECT ".join(
-                f"SELECT DISTINCT file FROM graph_postings WHERE term IN ({','.join('?' * len(g))})" for g in groups)
-            sql = f"WITH hit(file) AS ({hit}) SELECT g.path, f.file_hash, f.language, f.chunk_kind FROM hit" \
-                  " JOIN graph_files g ON g.id = hit.file"
-        else:
-            sql = "SELECT g.path, f.file_hash, f.language, f.chunk_kind FROM graph_files g"
-        sql += (" JOIN files f ON f.path = g.path AND f.file_hash = g.file_hash"
-                " WHERE f.last_error IS NULL AND g.terms IS NOT NULL ORDER BY g.path")
-        return self._rows(sql, tuple(t for g in groups for t in g))
+        with self._lock:
+            if self._queued:
+                self.flush()
+            return postings.posted_files(self._db, groups)
 
     def unposted_files(self) -> list[tuple[str, str, str | None, str | None]]:
         """The manifest's indexed files whose indexed version has no postings (graphing it failed,

@@ -5,8 +5,8 @@ cost and memory grew with the repository (a 2M-line tree: ~80 MB of text in memo
 pass over it per needle). As code search engines do (Zoekt, Google's codesearch), an index now
 narrows the search first, and only the files it names are read and matched as before:
 
-* the index is every file's set of words (``intel/words.py``), stored as (word, file) postings in
-  the manifest's database and kept up to date with the symbol graph, file by file;
+* the index is every file's set of words (``intel/words.py``), stored in the manifest's database
+  as a list of files per word (``intel/postings.py``) and kept up to date with the symbol graph;
 * a needle splits into its word runs; a run bounded inside the needle (or by the identifier
   pattern's word boundaries) is a whole word of the file, the first run of a literal may end a
   word, the last may begin one, a lone run may sit anywhere in one. The vocabulary (kept in memory:
@@ -36,7 +36,7 @@ from ..workspace import Workspace
 # A run that fits more words than this narrows nothing worth a query of the postings: it is left
 # out of the intersection (the other runs, or the scan, decide).
 MAX_RUN_WORDS = 5000
-MAX_PARAMETERS = 30000  # SQLite 3.32+ allows 32766 host parameters a statement
+MAX_PARAMETERS = 30000  # words a candidate query keeps (once SQLite's bound on host parameters)
 TEXT_CACHE_BYTES = 32 << 20  # read texts kept for the next query (a bounded share of the repository)
 
 T = TypeVar("T")
@@ -132,11 +132,8 @@ class TermIndex:
     def holders(self, store: GraphStore, name: bytes) -> list[FileMeta]:
         """Exactly the posted files whose text holds ``name`` (made of word bytes only) anywhere, case
         kept: every occurrence lies inside one word. Unposted files are the caller's to test."""
-        found = self.vocabulary.words(name, case=True, starts=False, ends=False, limit=None) or []
-        files: dict[str, FileMeta] = {}
-        for start in range(0, len(found), MAX_RUN_WORDS):  # SQLite's host parameters are bounded
-            files.update((meta[0], meta) for meta in store.posted_files([found[start:start + MAX_RUN_WORDS]]))
-        return sorted(files.values())
+        found = self.vocabulary.words(name, case=True, starts=False, ends=False, limit=None)
+        return store.posted_files([found]) if found else []  # one list of files, however many words
 
     def unposted(self) -> list[FileMeta]:
         return list(self._unposted[1]) if self._unposted else []

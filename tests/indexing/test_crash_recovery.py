@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from probe_core import Workspace
+from probe_core.intel import postings
 
 from .test_indexer import assert_exact
 
@@ -170,12 +171,13 @@ GRAPH_BY_NAME = {  # the graph's rows with ids resolved: ids depend on the order
     "refs": "SELECT n.name, f.path, r.kind FROM graph_refs r JOIN graph_names n ON n.id = r.name"
             " JOIN graph_files f ON f.id = r.file",
     "postings": "SELECT t.term, f.path FROM graph_postings p JOIN graph_terms t ON t.id = p.term"
-                " JOIN graph_files f ON f.id = p.file",
+                " JOIN json_each(posting_files(p.files)) j JOIN graph_files f ON f.id = j.value",
 }
 
 
 def _graph(root: Path) -> dict[str, list]:
     con = sqlite3.connect(root / ".probe" / "manifest.sqlite")
+    postings.readable(con)
     try:
         return {k: sorted(con.execute(q).fetchall()) for k, q in GRAPH_BY_NAME.items()}
     finally:

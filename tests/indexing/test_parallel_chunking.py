@@ -24,6 +24,7 @@ from probe_core import Workspace, index_workspace, search
 from probe_core.errors import ConfigError
 from probe_core.indexing import indexer, lexical
 from probe_core.indexing.prepare_pool import index_workers
+from probe_core.intel import postings
 
 from .test_crash_recovery import PROBE, _count, index_cli
 from .test_indexer import assert_exact
@@ -37,7 +38,7 @@ GRAPH_SQL = {
     "symbols": "SELECT f.path, s.name, s.qualname, s.kind, s.line, s.end_line, s.signature, s.doc, s.parent, f.language FROM graph_symbols s JOIN graph_files f ON f.id = s.file",
     "edges": "SELECT path, line, child, parent, kind, parent_qualifier FROM graph_edges",
     "postings": "SELECT t.term, f.path FROM graph_postings p JOIN graph_terms t ON t.id = p.term"
-                " JOIN graph_files f ON f.id = p.file",
+                " JOIN json_each(posting_files(p.files)) j JOIN graph_files f ON f.id = j.value",
 }
 MANIFEST_SQL = {
     "chunks": "SELECT point_id, p.path, chunk_idx, start_line, end_line, chunk_hash, symbol, symbol_kind,"
@@ -57,6 +58,7 @@ def _tree(dest: Path) -> Path:
 
 def _rows(db: Path, sql: dict[str, str]) -> dict[str, list]:
     con = sqlite3.connect(db)
+    postings.readable(con)
     try:
         return {k: sorted(con.execute(q).fetchall(), key=repr) for k, q in sql.items()}
     finally:

@@ -22,6 +22,7 @@ from probe_core.intel.store import GRAPH_VERSION
 from .conftest import FIXTURES
 
 ALL = ("call", "ref", "import")
+COUNT_POSTINGS = "SELECT SUM((length(files) - 1) / unicode(files)) FROM graph_postings"  # ids / width
 # layout 7 (the last before packing), frozen here: what an index made by an older Probe holds
 V7_REFS = """
 CREATE TABLE graph_refs_v7 (
@@ -38,6 +39,13 @@ CREATE TABLE graph_symbols_v8 (
     kind TEXT NOT NULL, line INTEGER NOT NULL, end_line INTEGER NOT NULL, signature TEXT,
     doc TEXT, parent TEXT, language TEXT
 );
+"""
+
+# layouts 7 to 9 (before the word postings were packed per word), frozen here
+V9_POSTINGS = """
+CREATE TABLE graph_postings_v9 (
+    term INTEGER NOT NULL, file INTEGER NOT NULL, PRIMARY KEY (term, file)
+) WITHOUT ROWID;
 """
 
 
@@ -110,8 +118,29 @@ def test_uses_are_packed_per_file_and_read_back_as_extracted(project):
     assert store.refs_named("no_such_name") == []
 
 
+def to_layout_9(db_path) -> None:
+    """Rewrite the graph's word postings as layouts 7 to 9 stored them: a (term, file) row each."""
+    from array import array
+
+    db = sqlite3.connect(db_path)
+    rows = []
+    for term, blob in db.execute("SELECT term, files FROM graph_postings").fetchall():
+        files = array("H" if blob[0] == 2 else "I")  # the width byte, then little-endian ids
+        files.frombytes(blob[1:])
+        rows += [(term, f) for f in files]
+    db.executescript(V9_POSTINGS)
+    db.executemany("INSERT INTO graph_postings_v9(term, file) VALUES(?,?)", sorted(rows))
+    db.commit()
+    db.executescript("""
+        DROP TABLE graph_postings; ALTER TABLE graph_postings_v9 RENAME TO graph_postings;
+        UPDATE graph_meta SET value='9' WHERE key='version';
+    """)
+    db.close()
+
+
 def to_layout_8(db_path) -> None:
     """Rewrite the graph's symbols as layouts 7 and 8 stored them: a path and a language per row."""
+    to_layout_9(db_path)
     db = sqlite3.connect(db_path)
     db.executescript(V8_SYMBOLS)
     from probe_core.intel.migrate_symbols import QUALNAME
@@ -183,10 +212,10 @@ def test_an_index_of_the_older_layout_is_migrated_in_place_and_answers_the_same(
         from probe_core.intel.packing import unpack_terms
 
         (terms,) = store._rows("SELECT terms FROM graph_files WHERE path='pyproj/shapes/base.py'")[0]
-        postings = store._rows("SELECT COUNT(*) FROM graph_postings")[0][0]
+        postings = store._rows(COUNT_POSTINGS)[0][0]
         (root / "pyproj" / "shapes" / "base.py").unlink()  # a file's postings are found and deleted
         index_workspace(ws, dense=False)
-        assert store._rows("SELECT COUNT(*) FROM graph_postings")[0][0] == postings - len(unpack_terms(terms)) > 0
+        assert store._rows(COUNT_POSTINGS)[0][0] == postings - len(unpack_terms(terms)) > 0
     finally:
         ws.close()
 
