@@ -6,8 +6,9 @@ WORK_DIR is a tree ``bench_scale.py measure --work WORK_DIR`` indexed (lexical-o
 first gives every queued chunk a dense vector through ``fill_dense`` with a stand-in embedder that
 returns random unit vectors: the real storage path and the same bytes per vector as the index's
 model, without the hours of CPU a real embedder takes on a million lines (rankings are not what
-this measures). ``--optimize`` then runs Qdrant's optimizers on the shard, as the idle owner does
-after the fill (``storage/edge_optimize.py``): the size a filled index settles at. Then it prints each part's size, apparent and allocated (``du``: Qdrant
+this measures). ``--optimize`` then runs Qdrant's optimizers on the shard and compacts the manifest, as the idle
+owner does after the fill (``storage/edge_optimize.py``, ``storage/manifest_vacuum.py``): the size a
+filled index settles at. Then it prints each part's size, apparent and allocated (``du``: Qdrant
 preallocates, and an SQLite file keeps its free pages unless it vacuums), so a before/after table
 of two checkouts (``--code``) on copies of one indexed tree compares like with like.
 """
@@ -72,6 +73,14 @@ def optimize(work: Path) -> dict:
     changed = ws.store.optimize()
     out = {"optimized": changed, "optimize_s": round(time.perf_counter() - t0, 1)}
     ws.close()
+    try:  # then the manifest, as the idle owner does after it (code from before that has no such step)
+        from probe_core.storage.manifest_vacuum import compact_manifest
+    except ImportError:
+        return out
+    t0 = time.perf_counter()
+    saved = compact_manifest(work / ".probe" / "manifest.sqlite")
+    out.update(manifest_saved_mb=None if saved is None else round(saved / 1e6, 1),
+               compact_s=round(time.perf_counter() - t0, 1))
     return out
 
 
@@ -103,7 +112,7 @@ def main() -> int:
     ap.add_argument("work", type=Path)
     ap.add_argument("--code", type=Path, help="a checkout whose probe_core to run (default: this one)")
     ap.add_argument("--fill", action="store_true", help="fill every dense vector first (random unit vectors)")
-    ap.add_argument("--optimize", action="store_true", help="then optimize the store, as the idle owner does")
+    ap.add_argument("--optimize", action="store_true", help="then optimize the store and compact the manifest, as the idle owner does")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     sys.path.insert(0, str((args.code or ROOT).resolve()))

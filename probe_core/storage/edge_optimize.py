@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from . import sparse_copy
 from .disk_space import min_free_bytes
 
 log = logging.getLogger("probe.engine")
@@ -54,7 +55,7 @@ def optimize_aside(store, *, abandon: Callable[[], bool], poll_s: float = 0.2) -
         log.info("store optimization skipped: %d MB free is too little for a copy", free // 2**20)
         return False
     try:
-        shutil.copytree(store.path, copy)
+        sparse_copy.copy_tree(store.path, copy)  # holes kept: Qdrant preallocates its files sparsely
         if store.writes != writes or abandon():
             return None
         changed = _run_child(copy, abandon, poll_s)

@@ -68,6 +68,10 @@ def _indexes(store: EdgeStore) -> list[tuple[str, str]]:
     return out
 
 
+def _allocated(folder) -> int:
+    return sum(f.stat().st_blocks * 512 for f in folder.rglob("*") if f.is_file())
+
+
 def _files_bytes(store: EdgeStore, part: str) -> int:
     return sum(f.stat().st_blocks * 512 for f in store.path.glob(f"segments/*/{part}/**/*") if f.is_file())
 
@@ -81,7 +85,12 @@ def test_an_optimized_new_shard_drops_deleted_points_and_builds_no_index(tmp_pat
         store.delete_ids(gone)
         dense_before = scores(store)[1]
         vectors_before = _files_bytes(store, "vector_storage-dense")
+        store.flush()
+        wal_before = _allocated(store.path / "wal")
         assert optimize_aside(store, abandon=lambda: False) is True  # the vacuum ran, and was swapped in
+        # the optimized copy is what is open now: its preallocated WAL segments were copied with
+        # their holes (``sparse_copy``), not as 32 MB of zeros each
+        assert _allocated(store.path / "wal") <= wal_before + 1024 * 1024
         assert _indexes(store) and all(i == ("plain", "MutableRam") for i in _indexes(store)), _indexes(store)
         assert not list(store.path.glob("segments/*/vector_index-dense/graph*"))  # no HNSW graph files
         assert _files_bytes(store, "vector_index-bm25") < 64 * 1024  # no on-disk inverted index
