@@ -30,8 +30,7 @@ import numpy as np
 import qdrant_edge as qe
 
 from .. import environment
-from .. import config
-from ..config import DENSE_STORAGES
+from ..config import DENSE_STORAGES, STORE_INDEXES as INDEX_CHOICES
 from ..errors import BackendUnavailable, ConfigError, IndexConfigMismatch, IndexLocked, ProbeError
 from .damage import edge_words, shard_problem, store_damaged
 from .disk_space import ensure_free_space
@@ -71,7 +70,7 @@ SPARSE_INDEX_MEMORY = ID_TRACKER_MEMORY = qe.Memory.Cold
 # the setting it was made with.
 STORE_INDEXES = {"none": dict(optimizers=qe.EdgeOptimizersConfig(indexing_threshold=0)),
                  "bm25": dict(hnsw_config=qe.HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000))}
-assert tuple(STORE_INDEXES) == config.STORE_INDEXES
+assert tuple(STORE_INDEXES) == INDEX_CHOICES
 
 
 def vector_datatype() -> qe.VectorStorageDatatype:
@@ -243,11 +242,12 @@ class EdgeStore:
                 self._shard = None
 
     def optimize(self) -> bool:
-        """Merge the shard's segments and drop deleted points (Qdrant's optimizers; or with ``PROBE_STORE_INDEX=bm25``, also
-        indexes them) in this process, True when any
-        changed. It holds the GIL and the store's lock throughout (14–32 s of CPU measured on the
-        monorepo's 137k points): the owner uses ``edge_optimize.optimize_aside`` instead, which runs it in a
-        child process on a copy and swaps the result in (``swap_in``)."""
+        """Merge the shard's segments and drop deleted points (Qdrant's optimizers; with
+        ``PROBE_STORE_INDEX=bm25``, or in a shard made before, also index them) in this process,
+        True when any changed. It holds the GIL and the store's lock throughout (14–32 s of CPU
+        measured on the monorepo's 137k points when indexing): the owner uses
+        ``edge_optimize.optimize_aside`` instead, which runs it in a child process on a copy and
+        swaps the result in (``swap_in``)."""
         with self._using():
             return bool(self._s().optimize())
 

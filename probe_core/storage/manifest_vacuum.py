@@ -2,7 +2,7 @@
 
 Rows written in bulk leave SQLite's B-tree pages part-empty (the graph's postings and names are
 inserted in key order per batch, not across batches), and ``auto_vacuum=INCREMENTAL`` gives back
-only whole free pages: the monorepo's filled manifest is 141 MB, 131 MB once rewritten. ``VACUUM``
+only whole free pages: the monorepo's filled manifest is 120 MB, 113 MB once rewritten. ``VACUUM``
 rewrites it densely; the idle owner runs it when it upkeeps the store (``indexing/scheduler.py``),
 after the dense fill or after a fifth of the index was written anew.
 
