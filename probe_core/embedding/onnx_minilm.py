@@ -51,6 +51,8 @@ def _usable_cpus() -> int:
         return os.cpu_count() or 1
 
 
+_INTERRUPTED = "the document embedding was interrupted for a search"
+
 class OnnxMiniLMEmbedder:
     """sentence-transformers/all-MiniLM-L6-v2 with int8 weights, via onnxruntime on the CPU.
 
@@ -239,12 +241,12 @@ class OnnxMiniLMEmbedder:
         if "token_type_ids" in self._input_names:
             feeds["token_type_ids"] = np.zeros_like(input_ids)
         if run is not None and run.terminate:
-            raise EmbeddingInterrupted("the document embedding was interrupted for a search")
+            raise EmbeddingInterrupted(_INTERRUPTED)
         try:
             (hidden,) = session.run([self._output_name], feeds, run)
         except Exception as exc:
             if run is not None and run.terminate:
-                raise EmbeddingInterrupted("the document embedding was interrupted for a search") from exc
+                raise EmbeddingInterrupted(_INTERRUPTED) from exc
             raise EmbeddingError(
                 f"ONNX embedding of a batch of {len(encodings)} texts failed: {exc}"
             ) from exc
