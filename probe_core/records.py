@@ -18,10 +18,38 @@ def short_hash(text: str) -> str:
 
 
 def point_id(workspace_id: str, path: str, start_line: int, end_line: int, file_hash: str = "") -> str:
-    """Deterministic UUIDv5 of ``workspace_id:path:start:end[:file_hash]``: re-indexing can never
-    duplicate, and two branches' versions of one file get different points."""
-    key = f"{workspace_id}:{path}:{start_line}:{end_line}" + (f":{file_hash}" if file_hash else "")
-    return str(uuid.uuid5(POINT_NAMESPACE, key))
+    """The point of one chunk of one version of a file: deterministic (re-indexing can never
+    duplicate), and two branches' versions of a file get different points.
+
+    With a ``file_hash`` (16 hex digits, ``short_hash``) the id is a UUIDv8 (RFC 9562's custom
+    layout) that carries the file's version itself, 64 bits, beside 58 bits of a hash of
+    ``workspace_id:path:start:end``: a store need not keep the version in every point's payload
+    (``file_hash_of``; ``storage/edge_payload.py``). Otherwise (and for points made before) a UUIDv5
+    of that key."""
+    key = f"{workspace_id}:{path}:{start_line}:{end_line}"
+    if len(file_hash) != 16 or not _is_hex(file_hash):
+        return str(uuid.uuid5(POINT_NAMESPACE, key + (f":{file_hash}" if file_hash else "")))
+    version = int(file_hash, 16)
+    where = int.from_bytes(hashlib.sha256(key.encode("utf-8", "surrogatepass")).digest()[:8], "big") >> 6
+    value = ((version >> 16) << 80 | 0x8 << 76 | ((version >> 4) & 0xFFF) << 64  # custom_a, ver, custom_b
+             | 0b10 << 62 | (version & 0xF) << 58 | where)  # variant, custom_c
+    return str(uuid.UUID(int=value))
+
+
+def file_hash_of(pid: str) -> str | None:
+    """The file version a ``point_id`` made with one carries (None for a UUIDv5 id)."""
+    try:
+        value = uuid.UUID(pid).int
+    except (ValueError, TypeError, AttributeError):
+        return None
+    if (value >> 76) & 0xF != 8 or (value >> 62) & 0b11 != 0b10:
+        return None
+    version = (value >> 80) << 16 | ((value >> 64) & 0xFFF) << 4 | (value >> 58) & 0xF
+    return f"{version:016x}"
+
+
+def _is_hex(text: str) -> bool:
+    return all(c in "0123456789abcdef" for c in text)
 
 
 @dataclass(frozen=True, slots=True)

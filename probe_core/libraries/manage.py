@@ -42,7 +42,8 @@ def _counts(name: str) -> dict:
             out["files_failed"] = len(failures)
             out["failures"] = [{"path": p, "error": e} for p, e in failures[:MAX_FAILURES_LISTED]]
             out["chunks"] = db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-            out["chunks_embedded"] = db.execute("SELECT COUNT(*) FROM chunks WHERE has_dense=1").fetchone()[0]
+            out["chunks_embedded"] = out["chunks"] - db.execute(  # the partial index of those without one
+                "SELECT COUNT(*) FROM chunks WHERE has_dense=0").fetchone()[0]
         finally:
             db.close()
     except sqlite3.Error:

@@ -161,12 +161,14 @@ def search(ws: Workspace, query: str, *, top_k: int = 12, mode: str = "auto", in
 
     results: list[SearchResult] = []
     live = man.live_ids([r.best.id for r in ranked.ranges])
+    chunk_hashes = man.chunk_hashes([h.id for r in ranked.ranges for h in r.hits if "chunk_hash" not in h.payload])
     for r in ranked.ranges:
         best = r.best
         other = None if best.id in live else _branches_of(best)  # another branch's version of the file
         read_from = (flt.branch or (other[0] if other else None)) if other is not None else None
         stale = any(files.is_stale(h.payload["file_path"], int(h.payload["start_line"]), int(h.payload["end_line"]),
-                                   h.payload.get("chunk_hash", ""), branch=read_from) for h in r.hits)
+                                   h.payload.get("chunk_hash") or chunk_hashes.get(h.id, ""), branch=read_from)
+                    for h in r.hits)
         # the range's closest chunk to the query: the similarity libraries are fused by (a literal-only
         # best hit has none of its own)
         dense_score = max((h.dense_score for h in r.hits if h.dense_score is not None), default=None)

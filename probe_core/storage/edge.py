@@ -295,7 +295,7 @@ class EdgeStore:
                 vec: dict = {SPARSE: qe.SparseVector(p.sparse.indices, p.sparse.values)}
                 if p.dense is not None:
                     vec[DENSE] = [float(x) for x in p.dense]
-                out.append(qe.Point(uuid.UUID(p.id), vec, self._keys.encode(p.payload)))
+                out.append(qe.Point(uuid.UUID(p.id), vec, self._keys.encode(p.payload, p.id)))
             shard.update(qe.UpdateOperation.upsert_points(out))
             self.writes += len(out)
 
@@ -410,7 +410,7 @@ class EdgeStore:
         if any(not h.payload for h in hits):  # every point has a payload: its files were lost or cut
             raise store_damaged(self.path.parent.parent, self.path, "points without their payload")
         for h in hits:  # the shard's keys (short in a new shard) as the payload callers read
-            h.payload = self._keys.decode(h.payload)
+            h.payload = self._keys.decode(h.payload, h.id)
         return hits
 
     def count(self, flt: StoreFilter | None = None, *, with_dense: bool = False) -> int:

@@ -277,6 +277,13 @@ class Manifest(DenseQueue):
                 (path,)).fetchall()
         return [(pid_text(i), digest_text(h), sym, parent) for i, h, sym, parent in rows]
 
+    def chunk_hashes(self, point_ids: list[str]) -> dict[str, str]:
+        """point id → chunk hash (hex) of these chunks, any version (a lean store point keeps none)."""
+        with self._lock:
+            asked = stored_ids(point_ids)  # the hits of one answer: far fewer than SQLite's parameters
+            q = f"SELECT point_id, chunk_hash FROM chunks WHERE point_id IN ({','.join('?' * len(asked))})"
+            return {asked[r[0]]: digest_text(r[1]) for r in self._db.execute(q, list(asked))} if asked else {}
+
     def live_ids(self, point_ids: list[str]) -> set[str]:
         """Which of ``point_ids`` belong to the checked-out version of their file."""
         out: set[str] = set()
@@ -409,8 +416,8 @@ class Manifest(DenseQueue):
         with self._lock:
             files = self._db.execute("SELECT COUNT(*) FROM files WHERE last_error IS NULL").fetchone()[0]
             failed = self._db.execute("SELECT COUNT(*) FROM files WHERE last_error IS NOT NULL").fetchone()[0]
-            chunks = self._db.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
-            dense = self._db.execute("SELECT COUNT(*) FROM chunks WHERE has_dense=1").fetchone()[0]
+            chunks, dense = self._db.execute(  # one read; the unembedded by their partial index (empty once filled)
+                "SELECT COUNT(*), COUNT(*) - (SELECT COUNT(*) FROM chunks WHERE has_dense=0) FROM chunks").fetchone()
         return {"files": files, "files_failed": failed, "chunks": chunks, "chunks_dense": dense}
 
     def clear(self) -> None:

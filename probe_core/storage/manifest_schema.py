@@ -36,7 +36,9 @@ CREATE TABLE IF NOT EXISTS files (
 -- (``manifest_codec.py``: version 6; the path, a 36-character id and hex text before)
 CREATE TABLE IF NOT EXISTS paths (id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE);
 {chunks}CREATE INDEX IF NOT EXISTS chunks_path ON chunks(file, start_line);
-CREATE INDEX IF NOT EXISTS chunks_dense ON chunks(has_dense);
+-- the chunks without a dense vector: empty once the fill is done (version 6 indexed all, 1.2 MB on
+-- the monorepo; ``_migrate`` makes it partial)
+CREATE INDEX IF NOT EXISTS chunks_dense ON chunks(has_dense) WHERE has_dense=0;
 -- the version of each file a branch had when it was last indexed (checked out)
 CREATE TABLE IF NOT EXISTS branch_files (
     branch TEXT NOT NULL,
@@ -115,7 +117,9 @@ def _migrate(db) -> None:
     through ``chunks``): a fifth of the queue's size.
     Version 4 → 5: the dense queue's path column goes too (read from ``chunks`` by point id): a
     lexical-only monorepo index's queue is mostly empty texts, so the paths were a quarter of it.
-    Version 5 → 6: compact chunks (``_to_compact_chunks``)."""
+    Version 5 → 6: compact chunks (``_to_compact_chunks``).
+    Any version: ``chunks_dense`` holds only the chunks without a vector (the schema's number
+    stays: a whole index read by an older Probe is only larger)."""
     file_cols = {r[1] for r in db.execute("PRAGMA table_info(files)")}
     if file_cols and "ctime_ns" not in file_cols:
         db.executescript("""
@@ -142,6 +146,15 @@ def _migrate(db) -> None:
         db.execute("ALTER TABLE pending_dense DROP COLUMN path")
     if cols and "path" in cols:
         _to_compact_chunks(db)
+    drop_whole_index(db, "chunks_dense")
+
+
+def drop_whole_index(db, name: str) -> None:
+    """An index that is now partial but was made whole before is dropped: the schema's ``CREATE
+    INDEX IF NOT EXISTS`` makes it again, with its ``WHERE`` (the manifest's and the graph's)."""
+    row = db.execute("SELECT sql FROM sqlite_master WHERE type='index' AND name=?", (name,)).fetchone()
+    if row is not None and " WHERE " not in (row[0] or "").upper():
+        db.execute(f"DROP INDEX IF EXISTS {name}")
 
 
 def _refuse_newer(db) -> None:

@@ -70,7 +70,7 @@ def _all_points(ws):
         pts, offset = shard.scroll(ScrollRequest(offset=offset, limit=1000, with_payload=True, with_vector=True))
         for p in pts:
             vectors = p.vector if isinstance(p.vector, dict) else {}
-            yield str(p.id), ws.store._keys.decode(p.payload), "dense" in vectors  # the protocol's key names
+            yield str(p.id), ws.store._keys.decode(p.payload, str(p.id)), "dense" in vectors  # the protocol's key names
         if offset is None:
             break
 

@@ -55,7 +55,7 @@ def _payloads(ws: Workspace) -> list[dict]:
 
     shard = ws.store._s()
     pts, _ = shard.scroll(qe.ScrollRequest(limit=10_000, with_payload=True, with_vector=False))
-    return [ws.store._keys.decode(p.payload) for p in pts]  # the protocol's key names
+    return [ws.store._keys.decode(p.payload, str(p.id)) for p in pts]  # the protocol's key names
 
 
 def paths(resp) -> list[str]:
@@ -187,7 +187,7 @@ def assert_consistent(ws: Workspace) -> None:
     assert set(ws.store.all_ids()) == set(ws.manifest.chunk_ids())
     want = {pid: sorted(j.split("\x1f")) if j else [] for pid, j in ws.manifest.version_tags()}
     pts, _ = ws.store._s().scroll(qe.ScrollRequest(limit=10_000, with_payload=True, with_vector=False))
-    got = {str(p.id): sorted(ws.store._keys.decode(p.payload)["branch"]) for p in pts}
+    got = {str(p.id): sorted(ws.store._keys.decode(p.payload, str(p.id))["branch"]) for p in pts}
     assert got == want
     assert ws.manifest.unheld_versions() == []
     assert all(ws.branch in tags for pid, tags in want.items() if pid in ws.manifest.chunk_ids(live=True))

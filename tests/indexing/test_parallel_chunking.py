@@ -154,7 +154,7 @@ def _points(ws: Workspace) -> dict:
     out = {}
     for p in pts:
         vec = p.vector[SPARSE]
-        payload = ws.store._keys.decode(p.payload)
+        payload = ws.store._keys.decode(p.payload, str(p.id))
         payload.pop("indexed_at", None)  # a lean shard stores none (``storage/edge_payload.py``)
         payload.pop("project_id")  # named after the tree's folder: the two trees differ
         out[str(p.id)] = (sorted(zip(vec.indices, vec.values)), payload)
