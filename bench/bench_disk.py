@@ -7,7 +7,8 @@ first gives every queued chunk a dense vector through ``fill_dense`` with a stan
 returns random unit vectors: the real storage path and the same bytes per vector as the index's
 model, without the hours of CPU a real embedder takes on a million lines (rankings are not what
 this measures). ``--optimize`` then runs Qdrant's optimizers on the shard and compacts the manifest, as the idle
-owner does after the fill (``storage/edge_optimize.py``, ``storage/manifest_vacuum.py``): the size a
+owner does after the fill (``storage/edge_optimize.py``, ``storage/manifest_vacuum.py``, the log
+cut back to one segment: ``storage/edge_wal.py``): the size a
 filled index settles at. Then it prints each part's size, apparent and allocated (``du``: Qdrant
 preallocates, and an SQLite file keeps its free pages unless it vacuums), so a before/after table
 of two checkouts (``--code``) on copies of one indexed tree compares like with like.
@@ -72,6 +73,9 @@ def optimize(work: Path) -> dict:
     t0 = time.perf_counter()
     changed = ws.store.optimize()
     out = {"optimized": changed, "optimize_s": round(time.perf_counter() - t0, 1)}
+    if hasattr(ws.store, "roll_wal"):  # the log cut back to one segment, as the idle owner does
+        t0 = time.perf_counter()
+        out.update(wal_freed_mb=round(ws.store.roll_wal() / 1e6, 1), wal_roll_s=round(time.perf_counter() - t0, 1))
     ws.close()
     try:  # then the manifest, as the idle owner does after it (code from before that has no such step)
         from probe_core.storage.manifest_vacuum import compact_manifest

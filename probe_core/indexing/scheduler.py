@@ -13,7 +13,8 @@ is its schedule, apart from opening backends and answering:
 * the progress ``index_status`` reports, and whether indexing is still in progress;
 * store upkeep: once the fill has finished and the owner has been idle a while, an Edge shard that
   was written a lot since it was last optimized is optimized in a child process on a copy
-  (``storage/edge_optimize.py``), so that no search waits behind it.
+  (``storage/edge_optimize.py``), so that no search waits behind it; then the manifest is
+  compacted and the shard's write-ahead log cut back to one segment (``storage/edge_wal.py``).
 
 The engine keeps its own state under the schedule's lock (``lock``, ``wake``), so one snapshot
 covers both, and passes in what a step must tell it (``healthy``, ``progressed``, ``heartbeat``).
@@ -310,6 +311,10 @@ class IndexSchedule:
             ws.manifest.set_meta(UNOPTIMIZED_KEY, "0")
             self._writes_seen = (id(ws.store), ws.store.writes)
             compact_manifest(ws.manifest.path)  # the same large change left its pages part-empty
+            try:
+                ws.store.roll_wal()  # the open log segment the fill left part-written: up to 32 MB
+            except Exception:  # noqa: BLE001 - only a smaller log is lost: the points are as they were
+                log.warning("cutting the store's log back failed", exc_info=True)
         log.info("store optimization: %s", {True: "done", False: "nothing to do", None: "abandoned"}[result])
         with self.lock:
             self.optimize_wanted = False

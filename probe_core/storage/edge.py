@@ -36,6 +36,7 @@ from .damage import edge_words, shard_problem, store_damaged
 from .disk_space import ensure_free_space
 from .edge_optimize import OLD_SUFFIX
 from .edge_payload import PayloadKeys, ShardIds
+from .edge_wal import roll_wal
 from .edge_warm import warm_in_background
 from .protocol import DENSE, KEYWORD_FIELDS, SPARSE, HybridQuery, StoreFilter, StoreHit, StorePoint
 
@@ -250,6 +251,12 @@ class EdgeStore:
         swaps the result in (``swap_in``)."""
         with self._using():
             return bool(self._s().optimize())
+
+    def roll_wal(self) -> int:
+        """Cut the shard's write-ahead log back to one segment (``edge_wal.py``); bytes freed.
+        Searches wait meanwhile (under a second); nothing a search reads changes."""
+        with self._using():
+            return roll_wal(self._s(), self.path / "wal")
 
     def flushed_writes(self) -> int:
         """Flush, and return the write counter to compare with later (``edge_optimize``)."""

@@ -1,6 +1,6 @@
 """Once the dense fill has finished and the owner has been idle a while, it optimizes a store that
 was written a lot since its last optimization, in a child process (``storage/edge_optimize.py``),
-and answers the same afterwards; then it compacts the manifest (real Qdrant Edge, real ONNX embedder, a real child process)."""
+and answers the same afterwards; then it compacts the manifest and cuts the store's log back (real Qdrant Edge, real ONNX embedder, a real child process)."""
 from __future__ import annotations
 
 import dataclasses
@@ -10,6 +10,7 @@ from pathlib import Path
 from probe_core.engine.service import OwnerEngine
 from probe_core.engine.settings import EngineSettings
 from probe_core.indexing import scheduler
+from probe_core.storage.edge import EdgeStore
 
 from ..registry.test_heartbeat import wait_for
 from ..storage.test_edge_optimize import small_threshold
@@ -33,6 +34,12 @@ def test_the_idle_owner_optimizes_the_store_after_the_fill(tmp_path, monkeypatch
         compacted.append((path, real_compact(path)))
         return compacted[-1][1]
     monkeypatch.setattr(scheduler, "compact_manifest", compact)
+    rolled, real_roll = [], EdgeStore.roll_wal
+
+    def roll(store):  # the real cut of the store's log, recorded
+        rolled.append((len(compacted), real_roll(store)))
+        return rolled[-1][1]
+    monkeypatch.setattr(EdgeStore, "roll_wal", roll)
     root = tmp_path / "repo"
     shutil.copytree(RETRIEVAL, root / "retrieval", ignore=shutil.ignore_patterns("__pycache__"))
     monkeypatch.setenv("PROBE_WATCH", "0")
@@ -51,5 +58,6 @@ def test_the_idle_owner_optimizes_the_store_after_the_fill(tmp_path, monkeypatch
         assert answers(engine) == before
         # the manifest was compacted after it (its WAL folded in: bytes given back, or none to give)
         assert [p for p, _ in compacted] == [engine._ws.manifest.path] and compacted[0][1] is not None
+        assert rolled == [(1, 0)]  # then the log, after the compaction (this small a log is left alone)
     finally:
         engine.close()
