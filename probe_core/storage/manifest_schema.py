@@ -12,7 +12,7 @@ import time
 from ..errors import IndexTooNew
 from .manifest_codec import digest, pid
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 log = logging.getLogger("probe.manifest")
 
 _SCHEMA_TEMPLATE = """
@@ -118,8 +118,10 @@ def _migrate(db) -> None:
     Version 4 → 5: the dense queue's path column goes too (read from ``chunks`` by point id): a
     lexical-only monorepo index's queue is mostly empty texts, so the paths were a quarter of it.
     Version 5 → 6: compact chunks (``_to_compact_chunks``).
-    Any version: ``chunks_dense`` holds only the chunks without a vector (the schema's number
-    stays: a whole index read by an older Probe is only larger)."""
+    Version 6 → 7: ``chunks_dense`` holds only the chunks without a vector. Nothing else changes
+    here; the store's new points carry their file's version in their id and neither hash in their
+    payload (``storage/edge_payload.py``), which a Probe before version 7 would read as every range
+    stale: it refuses the index instead (``_refuse_newer``)."""
     file_cols = {r[1] for r in db.execute("PRAGMA table_info(files)")}
     if file_cols and "ctime_ns" not in file_cols:
         db.executescript("""

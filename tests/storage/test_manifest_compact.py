@@ -4,7 +4,7 @@ from __future__ import annotations
 import random
 import sqlite3
 
-from probe_core.storage.manifest import ChunkRow, FileRow, Manifest
+from probe_core.storage.manifest import SCHEMA_VERSION, ChunkRow, FileRow, Manifest
 
 from .manifest_v5 import to_version_5
 
@@ -85,7 +85,7 @@ def test_a_version_4_manifest_loses_the_queue_path_and_its_queue_reads_the_same(
     _as_version(m, 4)
     m.close()
     m = Manifest(path)
-    assert m.get_meta("schema_version") == "6"
+    assert m.get_meta("schema_version") == str(SCHEMA_VERSION)
     assert "path" not in {r[1] for r in m._db.execute("PRAGMA table_info(pending_dense)")}
     assert m.pending_dense(10) == before and [r[1] for r in before] == ["src/f1.py"] * 3 + ["src/f0.py"] * 3
     m.mark_dense_done(ids[3:])
@@ -100,7 +100,7 @@ def test_a_version_3_manifest_loses_the_queue_path_index_and_still_ranks_its_que
     _as_version(m, 3)
     m.close()
     m = Manifest(path)
-    assert m.get_meta("schema_version") == "6"
+    assert m.get_meta("schema_version") == str(SCHEMA_VERSION)
     names = {r[0] for r in m._db.execute("SELECT name FROM sqlite_master WHERE type='index'")}
     assert "pending_path" not in names and "pending_order" in names
     assert sorted(p for p, _, _ in m.unranked_pending()) == ["src/f0.py", "src/f1.py", "src/f2.py"]

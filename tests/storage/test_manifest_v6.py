@@ -13,7 +13,7 @@ from probe_core.errors import IndexTooNew, ProbeError
 from probe_core.indexing.dense import fill_dense
 from probe_core.indexing.indexer import rebuild
 from probe_core.intel.queries import find_callers
-from probe_core.storage.manifest import ChunkRow, FileRow, Manifest
+from probe_core.storage.manifest import SCHEMA_VERSION, ChunkRow, FileRow, Manifest
 from probe_core.storage.manifest_codec import digest, digest_text, pid, pid_text
 
 from .manifest_v5 import to_version_5
@@ -52,7 +52,7 @@ def test_a_version_5_index_is_converted_in_place_with_the_same_answers_and_vecto
         to_version_5(db)
         assert db.execute("SELECT typeof(point_id), length(point_id) FROM chunks LIMIT 1").fetchone() == ("text", 36)
         db.close()
-    assert ws.manifest.get_meta("schema_version") == "6"
+    assert ws.manifest.get_meta("schema_version") == str(SCHEMA_VERSION)
     db = ws.manifest._db
     assert {r[0] for r in db.execute("SELECT typeof(point_id) || length(point_id) FROM chunks")} == {"blob16"}
     assert {r[0] for r in db.execute("SELECT typeof(chunk_hash) || length(chunk_hash) FROM chunks")} == {"blob8"}
@@ -68,16 +68,16 @@ def test_a_version_5_index_is_converted_in_place_with_the_same_answers_and_vecto
 def test_a_manifest_newer_than_the_code_is_refused_untouched(tmp_path):
     path = tmp_path / "m.sqlite"
     m = Manifest(path)
-    m.set_meta("schema_version", "7")
+    m.set_meta("schema_version", "8")
     m.close()
     with pytest.raises(IndexTooNew) as err:
         Manifest(path)
     message = str(err.value)
     assert isinstance(err.value, ProbeError) and "\n" not in message
-    assert "version 7" in message and "6" in message and "upgrade Probe" in message
+    assert "version 8" in message and "7" in message and "upgrade Probe" in message
     assert "probe index --rebuild" in message
     db = sqlite3.connect(path)
-    assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("7",)
+    assert db.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone() == ("8",)
     db.close()
 
 
@@ -91,7 +91,7 @@ def test_a_newer_manifest_gives_way_to_a_rebuild(repo):
         ws.manifest.counts()
     rebuild(ws)
     index_workspace(ws, dense=False)
-    assert ws.manifest.get_meta("schema_version") == "6" and ws.manifest.counts()["chunks"] > 0
+    assert ws.manifest.get_meta("schema_version") == str(SCHEMA_VERSION) and ws.manifest.counts()["chunks"] > 0
 
 
 @pytest.mark.parametrize("value", ["0f6f0b3c-8a4e-5d8e-9c59-70726f626531", "0F6F0B3C-8A4E-5D8E-9C59-70726F626531",
