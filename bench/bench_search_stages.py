@@ -1,6 +1,8 @@
 """Search cost by stage on an already indexed tree: what grows with the repository.
 
   python bench/bench_search_stages.py --tree /tmp/copy-of-monorepo [--code /work/main] [--repeat 3] [--json out.json]
+  python bench/bench_search_stages.py --tree /tmp/copy-of-werkzeug --queries /work/shared/eval/dev/queries.jsonl --corpus werkzeug
+  python bench/bench_search_stages.py --tree /tmp/monorepo-with-dev --queries dev/queries.jsonl --corpus werkzeug --scope dev
 
 Opens the tree's index (``bench_scale.py measure`` builds one; copy it first: searching writes
 caches, and a second process cannot open a shard held by another), warms up with two searches,
@@ -10,6 +12,10 @@ CPU ms of each stage (the store's BM25/dense lists, the query's embedding, the e
 the graph neighbours, the following-chunk joins, fusion and priors, the query vocabulary).
 ``--code DIR`` measures another checkout's ``probe_core`` (main's, for a before/after on the same
 copy and in the same minutes). The top 10 of every query (paths, lines, scores) go to ``--json``, to compare answers across checkouts.
+``--queries FILE`` asks a dev-set file's search queries instead (``--corpus`` keeps one corpus's;
+``--scope DIR``: each asked with ``include_globs: ["DIR/<corpus>/**"]``, in a tree holding the corpora
+under ``DIR/``, as ``bench_dev_in_monorepo.py`` builds it): the same questions on a corpus indexed
+alone and inside a monorepo (``bench_same_questions.py`` runs both and takes the ratios).
 CPU time is the process's (threads included): on a shared machine it moves less than wall time.
 """
 from __future__ import annotations
@@ -34,8 +40,19 @@ def percentile(values: list[float], p: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
 
 
-def measure(tree: Path, repeat: int) -> dict:
-    from bench_scale import QUERIES
+def load_queries(path: Path | None, corpus: str | None, scope: str | None) -> list[tuple[str, str, dict | None]]:
+    """(id, query, filters) of each query to ask: ``bench_scale.py``'s 40 (no file), or the search
+    queries of a dev-set file (one corpus's when ``corpus``), within ``scope/<corpus>/`` when ``scope``."""
+    if path is None:
+        from bench_scale import QUERIES
+
+        return [(q, q, None) for q in QUERIES]
+    rows = [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+    rows = [r for r in rows if r["kind"] == "search" and corpus in (None, r["corpus"])]
+    return [(r["id"], r["query"], {"include_globs": [f"{scope}/{r['corpus']}/**"]} if scope else None) for r in rows]
+
+
+def measure(tree: Path, repeat: int, queries: list[tuple[str, str, dict | None]]) -> dict:
     from probe_core import Workspace, search
     import probe_core.retrieval.search as search_module
 
@@ -67,11 +84,11 @@ def measure(tree: Path, repeat: int) -> dict:
     best: dict[str, dict] = {}
     tops: dict[str, list] = {}
     for _ in range(repeat):
-        for q in QUERIES:
+        for q, text, filters in queries:
             search_module._cache._data.clear()
             spent.clear()
             c = time.process_time()
-            res = search(ws, q, top_k=10)
+            res = search(ws, text, top_k=10, filters=filters)
             row = {"cpu_ms": (time.process_time() - c) * 1000, "took_ms": res.took_ms, **spent}
             if q not in best or row["cpu_ms"] < best[q]["cpu_ms"]:
                 best[q] = row
@@ -93,12 +110,16 @@ def main() -> int:
     ap.add_argument("--tree", type=Path, required=True)
     ap.add_argument("--code", type=Path, help="a checkout whose probe_core to measure (default: this one)")
     ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--queries", type=Path, help="a dev-set queries.jsonl (default: bench_scale.py's 40 queries)")
+    ap.add_argument("--corpus", help="only this corpus's queries of --queries")
+    ap.add_argument("--scope", help="ask each within SCOPE/<corpus>/** (include_globs)")
     ap.add_argument("--json", type=Path)
     args = ap.parse_args()
     sys.path.insert(0, str((args.code or ROOT).resolve()))
     sys.path.insert(1, str(ROOT / "bench"))
-    out = measure(args.tree, args.repeat)
-    out["code"] = str(args.code or ROOT)
+    out = measure(args.tree, args.repeat, load_queries(args.queries, args.corpus, args.scope))
+    out.update(code=str(args.code or ROOT), queries=str(args.queries or "bench_scale"), corpus=args.corpus,
+               scope=args.scope)
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
     print(json.dumps({k: v for k, v in out.items() if k not in ("per_query", "tops")}))
