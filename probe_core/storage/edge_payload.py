@@ -48,7 +48,7 @@ _LEFT_OUT = frozenset({"workspace_id", "repo_id", "project_id", "indexed_at"})
 _SHARED = ("workspace_id", "project_id")  # the ones kept once, in ``ShardIds``
 # a lean shard's chunk fields stored only when they differ from these (``decode`` gives them back)
 _EMPTY = {"symbol": None, "symbol_kind": None, "parent_symbol": None, "is_fragment": False}
-_FROM_ID = ("file_hash", "chunk_hash")  # left out when the point's id carries the file's version
+_FROM_ID = frozenset({"file_hash", "chunk_hash"})  # left out when the point's id carries the file's version
 
 
 class ShardIds:
@@ -108,7 +108,7 @@ class PayloadKeys:
             if pid is not None and "file_path" in payload:
                 left_out = left_out | {k for k, v in _EMPTY.items() if k in payload and payload[k] == v}
                 if payload.get("file_hash") is not None and file_hash_of(pid) == payload["file_hash"]:
-                    left_out = left_out | set(_FROM_ID)
+                    left_out = left_out | _FROM_ID
             return {_SHORT.get(k, k): v for k, v in payload.items() if k not in left_out}
         out = {_SHORT.get(k, k): v for k, v in payload.items()}
         if "repo_id" in out and out["repo_id"] == payload.get("workspace_id"):
