@@ -40,7 +40,7 @@ def ws(tmp_path, monkeypatch):
     shutil.copytree(Path(click.__file__).parent, root / "click", ignore=shutil.ignore_patterns("__pycache__"))
     workspace = Workspace.open(root)
     index_workspace(workspace, dense=False)
-    monkeypatch.setattr(ti, "TAIL_SCAN_BYTES", 2000, raising=False)  # click's vocabulary (~36 KB) is hashed, an edit's tail is not
+    monkeypatch.setattr(ti, "TAIL_SCAN_BYTES", 2000, raising=False)  # click's vocabulary (~36 KB) is sorted, an edit's tail is not
     monkeypatch.setattr(ti, "_HASH_SLICE", 1000, raising=False)  # in several slices
     yield workspace
     workspace.close()
