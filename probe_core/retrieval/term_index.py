@@ -152,6 +152,10 @@ class Vocabulary:
     def _tail_fits(self, blob: bytearray, k: int, target: bytes) -> bool:
         return self._word(blob, k).endswith(target)
 
+    def prepare(self) -> None:
+        """Sort the words now (as the first look-up of a large vocabulary would)."""
+        self._sorted_up_to_date()
+
     def _sorted_up_to_date(self) -> _Sorted:
         """The words sorted again once more than ``TAIL_SCAN_BYTES`` of them went unsorted: by hash
         (whole words) and by their first and last ``KEY_BYTES`` folded bytes. On the monorepo's
