@@ -38,6 +38,9 @@ class _CountedBlob(bytearray):
 def ws(tmp_path, monkeypatch):
     root = tmp_path / "repo"
     shutil.copytree(Path(click.__file__).parent, root / "click", ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "click" / "wörter.py").write_text(  # words with bytes past ASCII, sorted with the rest
+        "def café_crème(naïve_Größe, ÉTAT):\n    return 'Ärger über Straße' + 日本語_テキスト + ΣΤΑΣΗ_σταση\n",
+        encoding="utf-8")
     workspace = Workspace.open(root)
     index_workspace(workspace, dense=False)
     monkeypatch.setattr(ti, "TAIL_SCAN_BYTES", 2000, raising=False)  # click's vocabulary (~36 KB) is sorted, an edit's tail is not
@@ -76,6 +79,10 @@ def test_whole_words_are_the_brute_force_ones(ws):
     parts = [w[:n] for w in words[::13] for n in (1, 3, 8, 9)] + [w[-n:] for w in words[::17] for n in (2, 8, 11)]
     _check(ws, runs + parts + [b"no_such_word_here", b"Clic", b"lick", b"x", b"_", b"ing", b"Get", b"ERROR"])
     _check(ws, [b"e", b"s", b"get", b"_", b"ing", b"Param", b"context_settings"], limits=(None, 3, 40, 400))
+    assert {"café_crème".encode(), "日本語_テキスト".encode()} <= set(words)
+    past_ascii = ["café", "caf", "é", "crème", "naïve_Größe", "Größe", "größe", "ße", "ÉTAT", "état", "Ärger",
+                  "ärger", "über", "Straße", "日本", "語", "テキスト", "ΣΤΑΣΗ", "σταση", "Σ", "η"]
+    _check(ws, [w.encode() for w in past_ascii], limits=(None, 3, ti.MAX_RUN_WORDS))
     (ws.root / "click" / "added.py").write_text("def brand_new_word_alpha(BRAND_NEW_word_alpha):\n"
                                                 "    return Brand_New_Word_Alpha + click_echo_zz\n")
     index_workspace(ws, dense=False)
