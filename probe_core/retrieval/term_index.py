@@ -43,10 +43,10 @@ from ..workspace import Workspace
 MAX_RUN_WORDS = 5000
 MAX_PARAMETERS = 30000  # words a candidate query keeps (once SQLite's bound on host parameters)
 TEXT_CACHE_BYTES = 32 << 20  # read texts kept for the next query (a bounded share of the repository)
-# Vocabulary bytes a whole-word look-up may scan before the words are hashed (a scan of 256 KB is
-# ~0.1 ms; a repository's vocabulary under it is never hashed)
+# Vocabulary bytes a look-up may scan before the words are sorted (a scan of 256 KB is ~0.1 ms; a
+# repository's vocabulary under it is never sorted)
 TAIL_SCAN_BYTES = 256 << 10
-_HASH_SLICE = 16384  # words hashed (and keyed for sorting) per slice of the blob
+_HASH_SLICE = 16384  # words hashed per slice of the blob
 KEY_BYTES = 8  # the words' beginnings and ends are sorted by this many of their (folded) bytes
 _TOO_MANY = object()  # more words fit a run than its caller's limit
 
@@ -118,39 +118,25 @@ class Vocabulary:
         ordered = self._sorted_up_to_date()
         if ordered.n == 0:
             return None
-        target = run if case else run.lower()
         if starts and ends:
             key = hash(bytes(run).lower())
             hashes, order = ordered.hashes, ordered.hash_order
             ks = order[np.searchsorted(hashes, key, "left"):np.searchsorted(hashes, key, "right")]
-            fits = self._whole_fits
+            fits = bytearray.__eq__
         else:
             folded = bytes(run).lower() if starts else bytes(run).lower()[::-1]
             keys, order = (ordered.head_keys, ordered.head_order) if starts else (ordered.tail_keys, ordered.tail_order)
             low, high = _run_key(folded)
             ks = order[np.searchsorted(keys, np.uint64(low), "left"):np.searchsorted(keys, np.uint64(high), "right")]
+            every_one_fits = not case and len(folded) <= KEY_BYTES  # the key is the whole folded run
             if limit is not None and len(ks) > limit:
-                if not case and len(folded) <= KEY_BYTES:
-                    return _TOO_MANY  # every word with the key fits
-                return None  # too many to verify one by one: the scan decides
-            if not case and len(folded) <= KEY_BYTES:  # every word with the key fits: none to verify
+                return _TOO_MANY if every_one_fits else None  # else too many to verify: the scan decides
+            if every_one_fits:
                 return [self._ids[k] for k in np.sort(ks).tolist()], self._offset(ordered.n)
-            fits = self._head_fits if starts else self._tail_fits
-        blob = self._blob if case else self._folded
-        out = [self._ids[k] for k in sorted(ks.tolist()) if fits(blob, k, target)]
+            fits = bytearray.startswith if starts else bytearray.endswith
+        blob, target = (self._blob, run) if case else (self._folded, run.lower())
+        out = [self._ids[k] for k in sorted(ks.tolist()) if fits(blob[self._starts[k]:self._offset(k + 1)], target)]
         return out, self._offset(ordered.n)
-
-    def _word(self, blob: bytearray, k: int) -> bytearray:
-        return blob[self._starts[k]:self._offset(k + 1)]
-
-    def _whole_fits(self, blob: bytearray, k: int, target: bytes) -> bool:
-        return self._word(blob, k) == target
-
-    def _head_fits(self, blob: bytearray, k: int, target: bytes) -> bool:
-        return self._word(blob, k).startswith(target)
-
-    def _tail_fits(self, blob: bytearray, k: int, target: bytes) -> bool:
-        return self._word(blob, k).endswith(target)
 
     def prepare(self) -> None:
         """Sort the words now (as the first look-up of a large vocabulary would)."""
