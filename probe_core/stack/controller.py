@@ -17,10 +17,17 @@ import docker
 from ..hardware import NvmlReading, read_nvml, recommend
 from .compose import DEFAULT_PROJECT, Compose
 from .docker_state import ServiceState, StackEvent, connect, gpu_runtime, service_logs, service_states, watch_events
-from .errors import StackConfigError, StackNotReady
+from .errors import ComposeFailed, StackConfigError, StackNotReady
 from .settings import ENDPOINTS, StackSettings, env_file_path, plan, read_env_file, write_env_file
 
 Say = Callable[[str], None]
+
+# A crash loop caught while its container runs again shows no exit code (Docker and podman reset it
+# on every start): how long ``wait_ready`` looks again for the stopped state that has it.
+CRASH_LOOK_S = 3.0
+# ``compose down`` that meets a crash-looping container mid-restart fails ("container state improper"):
+# how many times it is run, a second apart, before the failure is reported.
+DOWN_TRIES = 3
 
 
 def _quiet(_: str) -> None:
@@ -141,7 +148,7 @@ class StackController:
                     say(line)
             failed = [s for n, s in status.services.items() if n in settings.services and s.failed]
             if failed:
-                s = failed[0]
+                s = self._with_exit_code(failed[0], poll_s)
                 tail = service_logs(self.client, self.project, s.service, tail=5).strip().splitlines()
                 last = f"; last log line: {tail[-1].strip()}" if tail else ""
                 raise StackNotReady(f"{s.describe()}{last} (see `probe doctor`, or the container logs)")
@@ -154,6 +161,15 @@ class StackController:
                     "`probe up` again to keep waiting, or check `probe doctor`")
             time.sleep(poll_s)
 
+    def _with_exit_code(self, s: ServiceState, poll_s: float) -> ServiceState:
+        """``s``, or for a crash loop caught running again, its state when next seen stopped (for
+        the exit code: "tei: stopped (exit 3), restarted 5×" says more than "tei: running")."""
+        deadline = time.monotonic() + CRASH_LOOK_S
+        while s.status == "running" and s.restart_count >= 2 and time.monotonic() < deadline:
+            time.sleep(min(poll_s, 0.1))
+            s = service_states(self.client, self.project).get(s.service, s)
+        return s
+
     def down(self, *, volumes: bool = False, say: Say = _quiet) -> None:
         """``compose down`` for the stack ``probe up`` started (``volumes`` also deletes indexes and models)."""
         settings = self.configured()
@@ -163,7 +179,15 @@ class StackController:
                 "(a stack started by hand stops with `docker compose down`)")
         self.client  # noqa: B018 - fail clearly when there is no engine
         args = ["down", "--remove-orphans"] + (["--volumes"] if volumes else [])
-        self._compose(settings).run(*args, profiles=[settings.profile], on_line=say)
+        for attempt in range(1, DOWN_TRIES + 1):
+            try:
+                self._compose(settings).run(*args, profiles=[settings.profile], on_line=say)
+                return
+            except ComposeFailed as exc:  # a container restarting under it: what is left goes next time
+                if attempt == DOWN_TRIES:
+                    raise
+                say(f"{exc}; trying again")
+                time.sleep(1.0)
 
     def status(self) -> StackStatus:
         """What ``probe up`` configured and what the engine runs for this project."""

@@ -7,11 +7,12 @@ or podman's ``podman system service`` socket via ``DOCKER_HOST``.
 from __future__ import annotations
 
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import docker
-from docker.errors import DockerException, NotFound
+from docker.errors import APIError, DockerException, NotFound
 
 from .. import environment
 from .errors import DockerUnavailable
@@ -108,13 +109,28 @@ def _state(container) -> ServiceState:
     )
 
 
+# Listing containers while one exits or goes away can fail once: podman answers 500 ("read
+# /proc/PID/cgroup: no such process"), docker-py raises NotFound for a container removed between
+# the list and its inspect. Tries of a list before the engine is said to have stopped answering:
+LIST_TRIES = 3
+
+
 def service_states(client: docker.DockerClient, project: str) -> dict[str, ServiceState]:
     """Every container of the compose project, by service name (stopped ones included)."""
-    try:
-        containers = client.containers.list(all=True, filters={"label": f"{PROJECT_LABEL}={project}"})
-    except DockerException as exc:
-        raise DockerUnavailable(f"Docker stopped answering while listing containers: {_short(exc)}") from exc
+    for attempt in range(1, LIST_TRIES + 1):
+        try:
+            containers = client.containers.list(all=True, filters={"label": f"{PROJECT_LABEL}={project}"})
+            break
+        except DockerException as exc:
+            if attempt == LIST_TRIES or not _transient(exc):
+                raise DockerUnavailable(f"Docker stopped answering while listing containers: {_short(exc)}") from exc
+            time.sleep(0.2)
     return {s.service: s for s in (_state(c) for c in containers)}
+
+
+def _transient(exc: DockerException) -> bool:
+    """A failure that a container changing state under the request explains (worth a second try)."""
+    return isinstance(exc, NotFound) or (isinstance(exc, APIError) and exc.is_server_error())
 
 
 def service_logs(client: docker.DockerClient, project: str, service: str, tail: int = 50) -> str:

@@ -6,7 +6,9 @@ images, model downloads, GPU reservations honoured by an engine (podman ignores 
 """
 from __future__ import annotations
 
+import re
 import threading
+import time
 import uuid
 
 import httpx
@@ -16,6 +18,7 @@ from probe_core.config import WorkspaceConfig
 from probe_core.doctor import run_doctor
 from probe_core.hardware import NvmlReading, load_reading
 from probe_core.stack import DockerUnavailable, StackConfigError, StackController, StackNotReady
+from probe_core.stack.docker_state import service_states
 
 from .conftest import COMPOSE_DIR
 from .podman_engine import QDRANT_VERSION, free_port
@@ -28,6 +31,9 @@ def engine_env(podman, monkeypatch, tmp_path):
     monkeypatch.setenv("DOCKER_HOST", podman.docker_host)
     monkeypatch.setenv("PROBE_STATE_DIR", str(tmp_path / "state"))
     return podman
+
+
+CRASH = '  tei:\n    entrypoint: ["/bin/sh", "-c", "echo model download failed: disk full; exit 3"]\n'
 
 
 def controller(podman, tmp_path, extra_override: str | None = None) -> tuple[StackController, dict[str, int]]:
@@ -97,8 +103,7 @@ def test_gpu_stack_on_an_engine_without_nvidia_runtime_is_refused(engine_env, tm
 
 def test_a_crashing_service_is_reported_with_its_log(engine_env, tmp_path):
     podman = engine_env
-    crash = ('  tei:\n    entrypoint: ["/bin/sh", "-c", "echo model download failed: disk full; exit 3"]\n')
-    ctl, _ = controller(podman, tmp_path, crash)
+    ctl, _ = controller(podman, tmp_path, CRASH)
     podman.run_healthchecks(ctl.project)
     try:
         with pytest.raises(StackNotReady, match=r"tei: (exited|stopped|restarting).*\(exit 3\).*disk full"):
@@ -106,6 +111,44 @@ def test_a_crashing_service_is_reported_with_its_log(engine_env, tmp_path):
     finally:
         ctl.down(volumes=True)
         podman.stop_healthchecks()
+
+
+def _caught_running_again(ctl, within_s: float = 20.0):
+    """The crash-looping tei's state at a moment its container runs again (no exit code then)."""
+    deadline = time.monotonic() + within_s
+    while time.monotonic() < deadline:
+        s = service_states(ctl.client, ctl.project).get("tei")
+        if s is not None and s.status == "running" and s.restart_count >= 2:
+            return s
+        time.sleep(0.05)
+    raise AssertionError("the crash loop was never seen running again")
+
+
+def test_a_crash_loop_caught_running_again_is_reported_with_its_exit_code(engine_env, tmp_path):
+    """Docker and podman reset the exit code when they restart a container: a failure seen in that
+    moment is looked at again until the stopped state with the code shows."""
+    ctl, _ = controller(engine_env, tmp_path, CRASH)
+    try:
+        ctl.up(ctl.plan("lite", reading=NvmlReading.no_gpu("x")), wait_s=0)
+        running = _caught_running_again(ctl)
+        assert running.failed and running.exit_code in (None, 0) and "exit" not in running.describe()
+        seen = ctl._with_exit_code(running, poll_s=0.3)
+        assert seen.status != "running" and seen.exit_code == 3, seen
+        assert re.fullmatch(r"tei: (exited|stopped|restarting) \(exit 3\).*restarted \d+×", seen.describe())
+    finally:
+        ctl.down(volumes=True)
+
+
+def test_a_crash_looping_stack_goes_down_whole(engine_env, tmp_path):
+    """``down`` meets the container mid-restart now and then ("container state improper"): it tries
+    again, and nothing of the project is left behind."""
+    for _ in range(3):
+        ctl, _ = controller(engine_env, tmp_path, CRASH)
+        ctl.up(ctl.plan("lite", reading=NvmlReading.no_gpu("x")), wait_s=0)
+        _caught_running_again(ctl)
+        ctl.down(volumes=True)
+        assert service_states(ctl.client, ctl.project) == {}
+        assert not ctl.client.volumes.list(filters={"label": f"com.docker.compose.project={ctl.project}"})
 
 
 def test_the_wait_runs_out_with_a_clear_message(engine_env, tmp_path):
