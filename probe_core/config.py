@@ -22,7 +22,7 @@ from .scan._git_dirs import refuse_git_internals
 
 PROBE_DIR = PROBE_DIR_NAME  # the data dir inside a repository
 DENSE_STORAGES = ("float16", "turbo8")  # PROBE_DENSE_STORAGE: a new Qdrant Edge shard's dense datatype
-STORE_INDEXES = ("none", "bm25")  # PROBE_STORE_INDEX: what a new Qdrant Edge shard's optimization builds
+STORE_INDEXES = ("none", "bm25", "graph")  # PROBE_STORE_INDEX: what a new Qdrant Edge shard's optimization builds
 CONFIG_FILE = "config.json"
 
 

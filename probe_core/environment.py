@@ -49,7 +49,7 @@ VARIABLES: tuple[Variable, ...] = (
     V("PROBE_MAX_FILE_BYTES", "1000000", "integer > 0", "files larger than this are not indexed"),
     V("PROBE_MIN_FREE_MB", "128", "integer ≥ 0", "indexing stops while less than this is free on the index's disk (0: off)"),
     V("PROBE_DENSE_STORAGE", "float16", "`float16`, `turbo8`", "how a new embedded shard stores dense vectors: `turbo8` halves them on disk, ranking slightly less finely"),
-    V("PROBE_STORE_INDEX", "none", "`none`, `bm25`", "what a new embedded shard's idle optimization builds: `bm25` an on-disk BM25 index, less RAM for more disk"),
+    V("PROBE_STORE_INDEX", "none", "`none`, `bm25`, `graph`", "what a new embedded shard's idle optimization builds: `bm25` an on-disk BM25 index, less RAM for more disk; `graph` that and an HNSW graph the dense search then uses, a dense leg that does not slow with the repository's size, for ~20 % more disk"),
     V("PROBE_INDEX_WORKERS", "(usable CPUs)", "integer 1-256", "processes that read, chunk and graph files when a run has 4 MB or more to read (1: none)"),
     # -- the long-running engine (probe mcp, the background owner): parsed by engine/settings.py
     V("PROBE_WATCH", "1", "0/1", "`0` turns the file watcher off (the index then changes only on restart)"),

@@ -44,6 +44,12 @@ from .protocol import DENSE, KEYWORD_FIELDS, SPARSE, HybridQuery, StoreFilter, S
 # store is optimized (``edge_optimize``) a segment past Qdrant's indexing threshold gets an HNSW
 # graph, whose approximate answers would make rankings depend on when the owner last optimized.
 EXACT = qe.SearchParams(exact=True)
+# A shard made with ``PROBE_STORE_INDEX=graph`` is searched through its graph where a segment has one
+# (Qdrant scans a segment without one, or under ``full_scan_threshold``): recall@10 0.966 against the
+# exact scan on Django's 43k real vectors at this ``hnsw_ef`` (``docs/benchmarks.md``, "The dense leg
+# with a graph, on real vectors").
+GRAPH_SEARCH = qe.SearchParams(hnsw_ef=256)
+GRAPH_MARK = "probe_dense_graph"  # in a shard's folder: it was made with ``PROBE_STORE_INDEX=graph``
 
 
 # keyword indexes of a new shard: the protocol's fields that ``_filter`` selects on in a one-workspace shard
@@ -66,11 +72,16 @@ SPARSE_INDEX_MEMORY = ID_TRACKER_MEMORY = qe.Memory.Cold
 # answered BM25 no faster there (store CPU p50 1.0-1.8 ms indexed, 1.1-1.5 ms not, the 40 monorepo
 # queries). ``bm25``: that on-disk index, mapped from disk (``SPARSE_INDEX_MEMORY``), for an idle
 # owner ~250 MB smaller in RAM on the monorepo (unindexed segments keep their postings in the heap).
-# Never an HNSW graph (``m`` 0): no query reads it (dense search is ``EXACT``), and it cost 9 MB and
-# most of an optimization's CPU. ``docs/benchmarks.md``, "A compact index, round 6". A shard keeps
-# the setting it was made with.
+# No HNSW graph (``m`` 0): no query reads it (dense search is ``EXACT``), and it cost 9 MB and
+# most of an optimization's CPU. ``docs/benchmarks.md``, "A compact index, round 6". ``graph``: the
+# BM25 index and an HNSW graph of the dense vectors (``m`` 16), which dense search then uses
+# (``GRAPH_SEARCH``): a dense leg whose cost does not follow the repository's size, for ~4.6x the
+# source on disk instead of ~3.9x (``docs/benchmarks.md``, "A dense leg through a graph, opt-in").
+# A shard keeps the setting it was made with.
 STORE_INDEXES = {"none": dict(optimizers=qe.EdgeOptimizersConfig(indexing_threshold=0)),
-                 "bm25": dict(hnsw_config=qe.HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000))}
+                 "bm25": dict(hnsw_config=qe.HnswIndexConfig(m=0, ef_construct=100, full_scan_threshold=10_000)),
+                 "graph": dict(hnsw_config=qe.HnswIndexConfig(m=16, ef_construct=100, full_scan_threshold=10_000),
+                               optimizers=qe.EdgeOptimizersConfig(indexing_threshold=10_000))}
 assert tuple(STORE_INDEXES) == INDEX_CHOICES
 
 
@@ -82,12 +93,24 @@ def vector_datatype() -> qe.VectorStorageDatatype:
     return VECTOR_DATATYPES[raw]
 
 
-def store_indexing() -> dict:
-    """The ``EdgeConfig`` arguments ``PROBE_STORE_INDEX`` gives a new shard (``none`` unless set)."""
+def store_index() -> str:
+    """What ``PROBE_STORE_INDEX`` asks of a new shard (``none`` unless set)."""
     raw = (environment.get("PROBE_STORE_INDEX") or "none").strip().lower()
     if raw not in STORE_INDEXES:
         raise ConfigError(f"PROBE_STORE_INDEX must be one of {', '.join(STORE_INDEXES)} (got {raw[:40]!r})")
-    return STORE_INDEXES[raw]
+    return raw
+
+
+def store_indexing() -> dict:
+    """The ``EdgeConfig`` arguments ``PROBE_STORE_INDEX`` gives a new shard."""
+    return STORE_INDEXES[store_index()]
+
+
+def dense_search(shard_dir: Path) -> qe.SearchParams:
+    """How a shard's dense leg is searched: through its graph when it was made with
+    ``PROBE_STORE_INDEX=graph`` (``GRAPH_MARK`` beside its files), else ``EXACT`` (a shard made
+    before the setting may have Qdrant's default graph in a segment: it stays exact)."""
+    return GRAPH_SEARCH if (Path(shard_dir) / GRAPH_MARK).exists() else EXACT
 
 
 def _filter(flt: StoreFilter | None, keys: PayloadKeys, *, with_dense: bool = False) -> qe.Filter | None:
@@ -150,6 +173,7 @@ class EdgeStore:
         self._lock = threading.RLock()
         self.writes = 0  # points written (one per filter update) since open: ``edge_optimize.py`` checks and counts them
         self.warming: threading.Thread | None = None  # reads a loaded shard's files into the page cache (edge_warm.py)
+        self.dense_params = EXACT  # found at open (``dense_search``)
 
     # -- lifecycle ---------------------------------------------------------------------------
     def _open(self, dimensions: int | None) -> qe.EdgeShard:
@@ -169,12 +193,16 @@ class EdgeStore:
         try:
             if exists:
                 self._shard = shard = qe.EdgeShard.load(str(self.path))
+                self.dense_params = dense_search(self.path)
                 self._keys = _keys_of(self._shard.info().payload_schema, self.path)
                 self.warming = warm_in_background(self.path, lambda: self._shard is shard)
             elif dimensions is None:
                 raise BackendUnavailable(f"no index at {self.path}; run `probe index` first")
             else:
                 self._shard = qe.EdgeShard.create(str(self.path), config)
+                if store_index() == "graph":
+                    (self.path / GRAPH_MARK).write_text("dense search goes through the HNSW graph\n")
+                self.dense_params = dense_search(self.path)
                 self._keys = PayloadKeys(short=True, ids=ShardIds(self.path))
                 for field in EDGE_KEYWORD_FIELDS:
                     self._shard.update(qe.UpdateOperation.create_field_index(
@@ -379,8 +407,9 @@ class EdgeStore:
         requests = [qe.QueryRequest(limit=query.prefetch_limit, query=sparse, filter=flt)]
         weights = [query.weights[1]]
         if dense is not None:
-            prefetches.insert(0, qe.Prefetch(limit=query.prefetch_limit, query=dense, filter=flt, params=EXACT))
-            requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt, params=EXACT))
+            params = self.dense_params
+            prefetches.insert(0, qe.Prefetch(limit=query.prefetch_limit, query=dense, filter=flt, params=params))
+            requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt, params=params))
             weights.insert(0, query.weights[0])
         fused = qe.QueryRequest(
             limit=query.limit,
@@ -402,7 +431,7 @@ class EdgeStore:
         requests = [qe.QueryRequest(limit=query.prefetch_limit, query=sparse, filter=flt, with_payload=True)]
         if dense is not None:
             requests.insert(0, qe.QueryRequest(limit=query.prefetch_limit, query=dense, filter=flt, with_payload=True,
-                                               params=EXACT))
+                                               params=self.dense_params))
         with self._using():
             lists = self._s().query_batch(qe.QueryBatchRequest(requests))
         dense_pts, sparse_pts = (lists[0] if dense is not None else []), lists[-1]

@@ -1,5 +1,6 @@
 """The dense list is exact even once the idle owner has optimized the store and a segment has an
-HNSW graph (``edge.EXACT``): through the graph, answers would depend on when the owner last
+HNSW graph (``edge.EXACT``), unless the shard was made with ``PROBE_STORE_INDEX=graph``
+(``test_edge_no_indexing.py``): through the graph, answers would depend on when the owner last
 optimized, and at the monorepo's 137k chunks the graph's recall on real vectors is not measured
 (``docs/benchmarks.md``, "The dense leg at monorepo size": ~3-5 ms a search was all it saved).
 

@@ -20,7 +20,7 @@ from probe_core.sparse import SparseVec
 from probe_core.storage import edge as edge_mod
 from probe_core.storage.edge import EdgeStore
 from probe_core.storage.edge_optimize import optimize_aside
-from probe_core.storage.protocol import StorePoint
+from probe_core.storage.protocol import HybridQuery, StorePoint
 
 
 # past Qdrant's default indexing threshold (10,000 KB of vectors): 14,000 float16 384-d vectors are
@@ -140,8 +140,43 @@ def test_store_index_bm25_maps_a_bm25_index_and_builds_no_graph(tmp_path, monkey
 def test_a_bad_store_index_is_one_clear_error(tmp_path, monkeypatch):
     """Refused with the rest of the configuration, before any verb touches the index (as a bad
     ``PROBE_DENSE_STORAGE``: ``probe index --rebuild`` deletes the index first), and by the store."""
-    with pytest.raises(ConfigError, match="PROBE_STORE_INDEX must be one of none, bm25"):
+    with pytest.raises(ConfigError, match="PROBE_STORE_INDEX must be one of none, bm25, graph"):
         WorkspaceConfig().with_env({"PROBE_STORE_INDEX": "hnsw"})
     monkeypatch.setenv("PROBE_STORE_INDEX", "hnsw")
-    with pytest.raises(ConfigError, match="PROBE_STORE_INDEX must be one of none, bm25"):
+    with pytest.raises(ConfigError, match="PROBE_STORE_INDEX must be one of none, bm25, graph"):
         EdgeStore(tmp_path / "bad", "t").ensure_collection(DIM)
+
+
+def test_store_index_graph_searches_dense_through_its_graph(tmp_path, monkeypatch):
+    """``PROBE_STORE_INDEX=graph``: the idle optimization builds an HNSW graph of the dense vectors,
+    and the dense leg is searched through it (``GRAPH_SEARCH``), close to the exact scan. A shard
+    made with ``none`` or ``bm25`` keeps the exact scan."""
+    monkeypatch.setenv("PROBE_STORE_INDEX", "graph")
+    pts = points(N)
+    store = _store(tmp_path / "store" / "chunks_a", pts)
+    try:
+        assert store.dense_params is edge_mod.GRAPH_SEARCH and (store.path / edge_mod.GRAPH_MARK).exists()
+        assert optimize_aside(store, abandon=lambda: False) is True
+        assert [i for i in _indexes(store) if i[1] != "MutableRam"] == [("hnsw", "Mmap")], _indexes(store)
+        assert _files_bytes(store, "vector_index-dense") > 512 * 1024  # m 16 links 14,000 points (m 0: < 256 KB)
+        assert store.dense_params is edge_mod.GRAPH_SEARCH  # the swapped-in copy keeps its config
+        shard, agree = store._s(), []
+        for p in pts[:: N // 20]:
+            q = qe.Query.Nearest([float(x) for x in p.dense], using=edge_mod.DENSE)
+            graph, exact = ([str(h.id) for h in shard.query(qe.QueryRequest(limit=10, query=q, params=params))]
+                            for params in (store.dense_params, edge_mod.EXACT))
+            assert graph[0] == p.id  # a chunk's own vector finds it first
+            agree.append(len(set(graph) & set(exact)) / 10)
+        assert sum(agree) / len(agree) >= 0.9, agree
+        hits = store.hybrid_query(HybridQuery(sparse=pts[7].sparse, dense=pts[7].dense, filter=None, limit=200,
+                                              prefetch_limit=100, rrf_k=60, weights=(1.0, 1.0)))
+        assert next(h for h in hits if h.dense_rank == 1).id == pts[7].id
+    finally:
+        store.close()
+    for index in ("none", "bm25"):
+        monkeypatch.setenv("PROBE_STORE_INDEX", index)
+        other = _store(tmp_path / "store" / f"chunks_{index}", pts[:10])
+        try:
+            assert other.dense_params is edge_mod.EXACT and not (other.path / edge_mod.GRAPH_MARK).exists()
+        finally:
+            other.close()
