@@ -2,8 +2,8 @@
 idle owner's optimization only drops deleted points and merges segments. No on-disk BM25 inverted
 index (the sparse vectors a second time) and no HNSW graph (dense search is exact) is built, and the
 vacuumed shard answers as a shard written with only the surviving points does. With
-``PROBE_STORE_INDEX=bm25`` it gets the BM25 index, mapped from disk, and still no HNSW graph (real
-Qdrant Edge, a real child process)."""
+``PROBE_STORE_INDEX=bm25`` it gets the BM25 index, mapped from disk, and still no HNSW graph; with
+``graph`` both, and its dense leg goes through the graph (real Qdrant Edge, a real child process)."""
 from __future__ import annotations
 
 import json
@@ -159,7 +159,7 @@ def test_store_index_graph_searches_dense_through_its_graph(tmp_path, monkeypatc
         assert optimize_aside(store, abandon=lambda: False) is True
         assert [i for i in _indexes(store) if i[1] != "MutableRam"] == [("hnsw", "Mmap")], _indexes(store)
         assert _files_bytes(store, "vector_index-dense") > 512 * 1024  # m 16 links 14,000 points (m 0: < 256 KB)
-        assert store.dense_params is edge_mod.GRAPH_SEARCH  # the swapped-in copy keeps its config
+        assert store.dense_params is edge_mod.GRAPH_SEARCH  # the swapped-in copy keeps its mark
         shard, agree = store._s(), []
         for p in pts[:: N // 20]:
             q = qe.Query.Nearest([float(x) for x in p.dense], using=edge_mod.DENSE)
