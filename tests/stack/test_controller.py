@@ -6,6 +6,7 @@ images, model downloads, GPU reservations honoured by an engine (podman ignores 
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import threading
 import time
@@ -113,25 +114,27 @@ def test_a_crashing_service_is_reported_with_its_log(engine_env, tmp_path):
         podman.stop_healthchecks()
 
 
-def _caught_running_again(ctl, within_s: float = 20.0):
-    """The crash-looping tei's state at a moment its container runs again (no exit code then)."""
+def _crash_looping(ctl, within_s: float = 60.0):
+    """The crash-looping tei's state once it has restarted at least twice."""
     deadline = time.monotonic() + within_s
     while time.monotonic() < deadline:
         s = service_states(ctl.client, ctl.project).get("tei")
-        if s is not None and s.status == "running" and s.restart_count >= 2:
+        if s is not None and s.restart_count >= 2:
             return s
-        time.sleep(0.05)
-    raise AssertionError("the crash loop was never seen running again")
+        time.sleep(0.1)
+    raise AssertionError("tei never restarted twice")
 
 
 def test_a_crash_loop_caught_running_again_is_reported_with_its_exit_code(engine_env, tmp_path):
     """Docker and podman reset the exit code when they restart a container: a failure seen in that
-    moment is looked at again until the stopped state with the code shows."""
+    moment is looked at again until the stopped state with the code shows. The moment is made here
+    (the loop's real state, as it reads while the container runs: it lasts milliseconds, and a
+    loaded machine's polling missed it for 20 s); the engine it looks at again is real."""
     ctl, _ = controller(engine_env, tmp_path, CRASH)
     try:
         ctl.up(ctl.plan("lite", reading=NvmlReading.no_gpu("x")), wait_s=0)
-        running = _caught_running_again(ctl)
-        assert running.failed and running.exit_code in (None, 0) and "exit" not in running.describe()
+        running = dataclasses.replace(_crash_looping(ctl), status="running", exit_code=0)
+        assert running.failed and "exit" not in running.describe()
         seen = ctl._with_exit_code(running, poll_s=0.3)
         assert seen.status != "running" and seen.exit_code == 3, seen
         assert re.fullmatch(r"tei: (exited|stopped|restarting) \(exit 3\).*restarted \d+×", seen.describe())
@@ -145,7 +148,7 @@ def test_a_crash_looping_stack_goes_down_whole(engine_env, tmp_path):
     for _ in range(3):
         ctl, _ = controller(engine_env, tmp_path, CRASH)
         ctl.up(ctl.plan("lite", reading=NvmlReading.no_gpu("x")), wait_s=0)
-        _caught_running_again(ctl)
+        _crash_looping(ctl)
         ctl.down(volumes=True)
         assert service_states(ctl.client, ctl.project) == {}
         assert not ctl.client.volumes.list(filters={"label": f"com.docker.compose.project={ctl.project}"})
