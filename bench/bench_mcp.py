@@ -33,6 +33,15 @@ def params(root: Path) -> StdioServerParameters:
                                  env={**os.environ}, cwd=str(ROOT))
 
 
+async def indexed(client: Client) -> dict:
+    """Wait until the server's first scan is done and nothing is being indexed; its last status."""
+    while True:
+        st = (await client.call_tool("index_status", {})).structured_content
+        if st.get("first_scan_done") and not st["indexing_in_progress"]:
+            return st
+        await anyio.sleep(0.5)
+
+
 async def run(args) -> dict:
     work = Path(args.work)
     shutil.rmtree(work, ignore_errors=True)
@@ -50,11 +59,7 @@ async def run(args) -> dict:
 
     async with Client(stdio_client(params(work), errlog=open(os.devnull, "w")), mode="legacy",
                       read_timeout_seconds=300) as c:
-        while True:
-            st = (await c.call_tool("index_status", {})).structured_content
-            if st.get("first_scan_done") and not st["indexing_in_progress"]:
-                break
-            await anyio.sleep(0.5)
+        await indexed(c)
         queries = [json.loads(l)["query"] for l in open(args.queries) if '"kind": "search"' in l][: args.n]
         lat = []
         for q in queries:

@@ -30,6 +30,7 @@ from mcp.client.stdio import stdio_client
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
+from bench_mcp import indexed  # noqa: E402
 from bench_same_questions import CORPORA, QUERIES  # noqa: E402
 from report import percentile  # noqa: E402
 
@@ -43,11 +44,7 @@ async def ask(root: Path, queries: list[dict], scoped: bool, code: Path) -> dict
                                    env=env, cwd=str(code))
     async with Client(stdio_client(server, errlog=open(os.devnull, "w")), mode="legacy",
                       read_timeout_seconds=600) as client:
-        while True:
-            st = (await client.call_tool("index_status", {})).structured_content
-            if st.get("first_scan_done") and not st["indexing_in_progress"]:
-                break
-            await anyio.sleep(0.5)
+        st = await indexed(client)
         if st.get("dense_coverage", 0) < 1:
             raise SystemExit(f"{root}: dense coverage {st.get('dense_coverage')}: prepare it with --dense")
         for warm in ("warm up the caches", "warm_up the_caches"):
