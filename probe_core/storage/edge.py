@@ -193,7 +193,6 @@ class EdgeStore:
         try:
             if exists:
                 self._shard = shard = qe.EdgeShard.load(str(self.path))
-                self.dense_params = dense_search(self.path)
                 self._keys = _keys_of(self._shard.info().payload_schema, self.path)
                 self.warming = warm_in_background(self.path, lambda: self._shard is shard)
             elif dimensions is None:
@@ -202,7 +201,6 @@ class EdgeStore:
                 self._shard = qe.EdgeShard.create(str(self.path), config)
                 if store_index() == "graph":
                     (self.path / GRAPH_MARK).write_text("dense search goes through the HNSW graph\n")
-                self.dense_params = dense_search(self.path)
                 self._keys = PayloadKeys(short=True, ids=ShardIds(self.path))
                 for field in EDGE_KEYWORD_FIELDS:
                     self._shard.update(qe.UpdateOperation.create_field_index(
@@ -221,6 +219,7 @@ class EdgeStore:
             if exists and (err := store_damaged(self.path.parent.parent, self.path, exc)) is not None:
                 raise err from exc
             raise BackendUnavailable(f"cannot open Qdrant Edge shard at {self.path}: {msg}") from exc
+        self.dense_params = dense_search(self.path)
         return self._shard
 
     @contextmanager
